@@ -1,0 +1,199 @@
+"""The one record every algorithm returns, with the cost accounting in one place.
+
+The paper's claims are about two costs, responses sampled and gradient steps, plus the
+number of reference resets an algorithm performs. Algorithms never count these
+themselves: they report events to a :class:`TrajectoryRecorder`, which also stores the
+per-record reward, per-prompt log coverage and KL to the base model, and turns all of it
+into an immutable :class:`Trajectory`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from covpo.validation import check_count, check_finite_array, check_nonnegative
+
+LOG10_E = np.log10(np.e)
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """What an algorithm did and what it cost, one row per recorded iterate.
+
+    Attributes
+    ----------
+    algorithm
+        A short name of the algorithm that produced the run.
+    gradient_steps, responses_sampled, reference_resets
+        Cumulative costs at each recorded iterate, shape ``(n_records,)``.
+    reward
+        Expected reward ``J(pi)`` of each recorded iterate (SPEC section 1).
+    log_coverage
+        Natural log of the coverage ``pi(Y*(x)|x)`` per prompt, shape ``(n_records, n_prompts)``;
+        stays finite far below ``1e-300``.
+    kl_to_base
+        ``E_x KL(pi(.|x) || pi_0(.|x))`` of each recorded iterate.
+    optimal_value
+        ``J*`` of the instance, so suboptimality needs nothing else.
+    settings
+        The hyperparameters the run used, for labels and tables.
+    """
+
+    algorithm: str
+    gradient_steps: np.ndarray
+    responses_sampled: np.ndarray
+    reference_resets: np.ndarray
+    reward: np.ndarray
+    log_coverage: np.ndarray
+    kl_to_base: np.ndarray
+    optimal_value: float
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def n_records(self) -> int:
+        """Number of recorded iterates."""
+        return int(self.reward.shape[0])
+
+    @property
+    def suboptimality(self) -> np.ndarray:
+        """``J* - J(pi)`` of each recorded iterate."""
+        return self.optimal_value - self.reward
+
+    @property
+    def log10_coverage(self) -> np.ndarray:
+        """Base-10 log coverage per prompt, for plots and tables."""
+        return self.log_coverage * LOG10_E
+
+    @property
+    def min_log10_coverage(self) -> float:
+        """The lowest base-10 log coverage over all records and prompts."""
+        return float(self.log10_coverage.min())
+
+    @property
+    def total_gradient_steps(self) -> int:
+        """Gradient steps of the whole run."""
+        return int(self.gradient_steps[-1])
+
+    @property
+    def total_responses(self) -> int:
+        """Responses sampled in the whole run."""
+        return int(self.responses_sampled[-1])
+
+    def first_eps_optimal(self, eps: float) -> int | None:
+        """Index of the first record with ``J* - J(pi) <= eps``, or ``None`` if none is."""
+        check_nonnegative("eps", eps)
+        hits = np.flatnonzero(self.suboptimality <= eps)
+        return int(hits[0]) if hits.size else None
+
+    def steps_to_eps(self, eps: float) -> int | None:
+        """Cumulative gradient steps at the first eps-optimal record, or ``None``."""
+        index = self.first_eps_optimal(eps)
+        return None if index is None else int(self.gradient_steps[index])
+
+    def responses_to_eps(self, eps: float) -> int | None:
+        """Cumulative responses sampled at the first eps-optimal record, or ``None``."""
+        index = self.first_eps_optimal(eps)
+        return None if index is None else int(self.responses_sampled[index])
+
+
+class TrajectoryRecorder:
+    """Counts an algorithm's costs as they happen and records its iterates.
+
+    Algorithms call :meth:`count_gradient_steps`, :meth:`count_responses` and
+    :meth:`count_reset` when they spend, and :meth:`record` when they want an iterate
+    kept; :meth:`finish` freezes the result.
+    """
+
+    def __init__(self, algorithm: str, optimal_value: float, settings: dict | None = None) -> None:
+        self.algorithm = algorithm
+        self.optimal_value = float(optimal_value)
+        self.settings = dict(settings or {})
+        self.gradient_steps = 0
+        self.responses_sampled = 0
+        self.reference_resets = 0
+        self._rows: list[tuple[int, int, int, float, np.ndarray, float]] = []
+
+    def count_gradient_steps(self, count: int = 1) -> None:
+        """Add ``count`` gradient steps."""
+        self.gradient_steps += check_count("count", count, minimum=0)
+
+    def count_responses(self, count: int) -> None:
+        """Add ``count`` sampled responses (every response an algorithm draws, baselines included)."""
+        self.responses_sampled += check_count("count", count, minimum=0)
+
+    def count_reset(self) -> None:
+        """Add one reset of the reference policy."""
+        self.reference_resets += 1
+
+    def record(self, reward: float, log_coverage: np.ndarray, kl_to_base: float) -> None:
+        """Keep the current iterate's reward, per-prompt log coverage and KL to the base model."""
+        coverage = np.atleast_1d(np.asarray(log_coverage, dtype=float)).copy()
+        self._rows.append(
+            (
+                self.gradient_steps,
+                self.responses_sampled,
+                self.reference_resets,
+                float(reward),
+                coverage,
+                float(kl_to_base),
+            )
+        )
+
+    def finish(self) -> Trajectory:
+        """Freeze the records into a :class:`Trajectory`."""
+        if not self._rows:
+            raise ValueError("a trajectory needs at least one record; call record() first")
+        steps, responses, resets, reward, coverage, kl = zip(*self._rows)
+        return Trajectory(
+            algorithm=self.algorithm,
+            gradient_steps=np.array(steps, dtype=np.int64),
+            responses_sampled=np.array(responses, dtype=np.int64),
+            reference_resets=np.array(resets, dtype=np.int64),
+            reward=check_finite_array("reward", reward, ndim=1),
+            log_coverage=np.vstack(coverage),
+            kl_to_base=np.array(kl, dtype=float),
+            optimal_value=self.optimal_value,
+            settings=self.settings,
+        )
+
+
+def trajectory_from_arrays(
+    algorithm: str,
+    optimal_value: float,
+    gradient_steps: np.ndarray,
+    reward: np.ndarray,
+    log_coverage: np.ndarray,
+    kl_to_base: np.ndarray,
+    responses_sampled: np.ndarray | None = None,
+    reference_resets: np.ndarray | None = None,
+    settings: dict | None = None,
+) -> Trajectory:
+    """Build a :class:`Trajectory` from arrays that a compiled engine filled in one go.
+
+    Costs default to zero where an algorithm spends none (exact-gradient methods sample no
+    responses; fixed-reference methods never reset).
+    """
+    steps = np.asarray(gradient_steps, dtype=np.int64)
+    n_records = steps.shape[0]
+    zeros = np.zeros(n_records, dtype=np.int64)
+    coverage = np.asarray(log_coverage, dtype=float)
+    if coverage.ndim == 1:
+        coverage = coverage[:, None]
+    for name, array in (("reward", reward), ("kl_to_base", kl_to_base)):
+        if np.shape(array) != (n_records,):
+            raise ValueError(f"{name} must have shape {(n_records,)}, got {np.shape(array)}")
+    if coverage.shape[0] != n_records:
+        raise ValueError(f"log_coverage must have {n_records} rows, got {coverage.shape[0]}")
+    return Trajectory(
+        algorithm=algorithm,
+        gradient_steps=steps,
+        responses_sampled=zeros if responses_sampled is None else np.asarray(responses_sampled, dtype=np.int64),
+        reference_resets=zeros if reference_resets is None else np.asarray(reference_resets, dtype=np.int64),
+        reward=check_finite_array("reward", reward, ndim=1),
+        log_coverage=coverage,
+        kl_to_base=np.asarray(kl_to_base, dtype=float),
+        optimal_value=float(optimal_value),
+        settings=dict(settings or {}),
+    )

@@ -1,0 +1,97 @@
+"""Input checks shared by the whole package.
+
+Every public function validates its arguments with these helpers, so that bad input
+fails early with a ``ValueError`` that names the argument and shows the offending value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import logsumexp
+
+PROBABILITY_TOLERANCE = 1e-8
+
+
+def _describe(value: object) -> str:
+    array = np.asarray(value)
+    if array.ndim == 0:
+        return repr(array.item())
+    return f"array of shape {array.shape}"
+
+
+def check_positive(name: str, value: float) -> float:
+    """Return ``value`` as a float, or raise if it is not a finite number above zero."""
+    number = float(value)
+    if not np.isfinite(number) or number <= 0.0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return number
+
+
+def check_nonnegative(name: str, value: float) -> float:
+    """Return ``value`` as a float, or raise if it is negative or not finite."""
+    number = float(value)
+    if not np.isfinite(number) or number < 0.0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return number
+
+
+def check_count(name: str, value: int, minimum: int = 1) -> int:
+    """Return ``value`` as an int, or raise if it is not an integer at least ``minimum``."""
+    if isinstance(value, bool) or int(value) != value or int(value) < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_probability(name: str, value: float) -> float:
+    """Return ``value`` as a float, or raise if it lies outside the open interval (0, 1)."""
+    number = float(value)
+    if not 0.0 < number < 1.0:
+        raise ValueError(f"{name} must lie strictly between 0 and 1, got {value!r}")
+    return number
+
+
+def check_finite_array(name: str, value: object, ndim: int | None = None) -> np.ndarray:
+    """Return ``value`` as a float array, or raise if it holds NaN or infinity or has the wrong rank."""
+    array = np.asarray(value, dtype=float)
+    if ndim is not None and array.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got {_describe(array)}")
+    if not np.all(np.isfinite(array)):
+        bad = array[~np.isfinite(array)].ravel()[0]
+        raise ValueError(f"{name} must be finite everywhere, found {bad!r}")
+    return array
+
+
+def check_shape(name: str, array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Raise unless ``array`` has exactly ``shape``."""
+    if tuple(array.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got shape {tuple(array.shape)}")
+    return array
+
+
+def check_distribution(name: str, value: object, axis: int = -1) -> np.ndarray:
+    """Return ``value`` as a float array of probabilities summing to one along ``axis``."""
+    array = check_finite_array(name, value)
+    if np.any(array < 0.0):
+        raise ValueError(f"{name} must be non-negative, found {array[array < 0.0].ravel()[0]!r}")
+    totals = array.sum(axis=axis)
+    if not np.allclose(totals, 1.0, rtol=0.0, atol=PROBABILITY_TOLERANCE * max(1, array.shape[axis])):
+        worst = np.ravel(totals)[np.argmax(np.abs(np.ravel(totals) - 1.0))]
+        raise ValueError(f"{name} must sum to one, but a row sums to {worst!r}")
+    return array
+
+
+def check_log_distribution(name: str, value: object) -> np.ndarray:
+    """Return ``value`` as log-probabilities whose exponentials sum to one along the last axis.
+
+    ``-inf`` entries (responses of probability zero) are allowed; NaN and ``+inf`` are not.
+    """
+    array = np.asarray(value, dtype=float)
+    if np.any(np.isnan(array)) or np.any(array == np.inf):
+        raise ValueError(f"{name} must hold log-probabilities (no NaN or +inf)")
+    if np.any(array > PROBABILITY_TOLERANCE):
+        raise ValueError(f"{name} must hold log-probabilities <= 0, found {array.max()!r}")
+    totals = logsumexp(array, axis=-1)
+    if not np.allclose(totals, 0.0, atol=1e-6):
+        worst = np.ravel(totals)[np.argmax(np.abs(np.ravel(totals)))]
+        raise ValueError(f"{name} must be normalized: a row has log-sum-exp {worst!r}, not 0")
+    return array
