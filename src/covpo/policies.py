@@ -97,14 +97,16 @@ def sample_prompts(instance: BanditInstance, rng: np.random.Generator, batch_siz
 
 
 def sample_responses(log_probs: np.ndarray, prompts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Draw one response per entry of ``prompts`` from ``pi(.|x)``, vectorized by inverse CDF.
+    """Draw one response per entry of ``prompts`` from ``pi(.|x)`` by inverse CDF, fully vectorized.
 
-    ``prompts`` may have any shape; the result has the same shape.
+    The per-prompt CDFs are offset by the prompt index and searched as one sorted array, so
+    the cost is ``O(samples log(prompts * responses))`` with no loop. ``prompts`` may have
+    any shape; the result has the same shape.
     """
     prompts = np.asarray(prompts, dtype=np.int64)
+    n_prompts, n_responses = log_probs.shape
     cumulative = np.cumsum(np.exp(log_probs - log_probs.max(axis=1, keepdims=True)), axis=1)
     cumulative /= cumulative[:, -1:]
-    uniforms = rng.random(prompts.shape)
-    rows = cumulative[prompts]
-    drawn = np.sum(rows < uniforms[..., None], axis=-1)
-    return np.minimum(drawn, log_probs.shape[1] - 1)
+    offsets = np.arange(n_prompts)[:, None]
+    positions = np.searchsorted((cumulative + offsets).ravel(), rng.random(prompts.shape) + prompts, side="right")
+    return np.clip(positions - prompts * n_responses, 0, n_responses - 1)

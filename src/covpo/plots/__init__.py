@@ -1,0 +1,1 @@
+"""Figures and widgets, one module per chapter. The package core never imports these."""

@@ -1,0 +1,72 @@
+"""Collect every chapter listed in the book's table of contents as an nbval notebook test.
+
+``tests/_toc.yml`` is a link to the book's ``_toc.yml``, so the table of contents is the one
+list of chapters both the build and the tests use. Each MyST-markdown chapter that runs code
+(it has a ``kernelspec``) is converted with jupytext into ``_build/nbval/`` and handed to
+nbval, which executes every cell in a fresh kernel; a cell that raises fails its test. A
+chapter listed in the table of contents but missing on disk is a failing test too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+import yaml
+from nbval.plugin import IPyNbFile
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+CONVERTED = REPOSITORY / "_build" / "nbval"
+
+
+def chapter_files(toc_path: Path) -> list[str]:
+    """Every ``file:`` entry of a jupyter-book table of contents, in reading order."""
+    toc = yaml.safe_load(toc_path.read_text())
+    found = [toc["root"]]
+
+    def walk(entries: list[dict]) -> None:
+        for entry in entries:
+            if "file" in entry:
+                found.append(entry["file"])
+            for key in ("chapters", "sections", "parts"):
+                walk(entry.get(key, []))
+
+    walk([toc])
+    return found
+
+
+class MissingChapter(pytest.Item):
+    """A chapter that the table of contents lists but that does not exist."""
+
+    def runtest(self) -> None:
+        raise FileNotFoundError(f"{self.name} is listed in _toc.yml but no such .md file exists")
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, self.name
+
+
+class BookChapters(pytest.File):
+    """The table of contents, collected as one nbval notebook per executable chapter."""
+
+    def collect(self) -> Iterator[pytest.Collector | pytest.Item]:
+        CONVERTED.mkdir(parents=True, exist_ok=True)
+        for entry in chapter_files(self.path):
+            source = REPOSITORY / f"{entry}.md"
+            if not source.exists():
+                yield MissingChapter.from_parent(self, name=entry)
+                continue
+            notebook = jupytext.read(source)
+            if "kernelspec" not in notebook.metadata:
+                continue
+            target = CONVERTED / f"{Path(entry).name}.ipynb"
+            nbformat.write(notebook, target)
+            yield IPyNbFile.from_parent(self, path=target)
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.name == "_toc.yml":
+        return BookChapters.from_parent(parent, path=file_path)
+    return None
