@@ -1,8 +1,8 @@
 """Collect every chapter listed in the book's table of contents as an nbval notebook test.
 
 ``tests/_toc.yml`` is a link to the book's ``_toc.yml``, so the table of contents is the one
-list of chapters both the build and the tests use. Each MyST-markdown chapter that runs code
-(it has a ``kernelspec``) is converted with jupytext into ``_build/nbval/`` and handed to
+list of chapters both the build and the tests use. Each MyST-markdown chapter that has code
+cells is converted with jupytext into ``_build/nbval/`` and handed to
 nbval, which executes every cell in a fresh kernel; a cell that raises fails its test. A
 chapter listed in the table of contents but missing on disk is a failing test too.
 """
@@ -38,6 +38,11 @@ def chapter_files(toc_path: Path) -> list[str]:
     return found
 
 
+def has_code(chapter: Path) -> bool:
+    """Whether a MyST-markdown chapter has code cells (and so must run as a notebook)."""
+    return any(cell.cell_type == "code" for cell in jupytext.read(chapter).cells)
+
+
 class MissingChapter(pytest.Item):
     """A chapter that the table of contents lists but that does not exist."""
 
@@ -58,9 +63,9 @@ class BookChapters(pytest.File):
             if not source.exists():
                 yield MissingChapter.from_parent(self, name=entry)
                 continue
-            notebook = jupytext.read(source)
-            if "kernelspec" not in notebook.metadata:
+            if not has_code(source):
                 continue
+            notebook = jupytext.read(source)
             target = CONVERTED / f"{Path(entry).name}.ipynb"
             nbformat.write(notebook, target)
             yield IPyNbFile.from_parent(self, path=target)

@@ -1,0 +1,52 @@
+"""Best-of-N success probability, exact and sampled (SPEC section 1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from covpo.best_of_n import (
+    best_of_n_curves,
+    best_of_n_samples_bound,
+    best_of_n_samples_needed,
+    best_of_n_success,
+    coverage_instance,
+    log_best_of_n_success,
+    sampled_best_of_n,
+)
+from covpo.policies import base_log_policy
+
+
+@given(st.floats(1e-6, 0.999), st.integers(1, 10_000))
+def test_exact_success_matches_direct_formula(coverage, n):
+    assert best_of_n_success(np.log(coverage), n) == pytest.approx(1 - (1 - coverage) ** n, rel=1e-9, abs=1e-15)
+
+
+def test_log_success_stays_exact_below_1e300():
+    assert log_best_of_n_success(-900.0, 1000) == pytest.approx(-900.0 + np.log(1000.0), rel=1e-14)
+    assert best_of_n_success(0.0, 1) == 1.0
+
+
+@given(st.floats(1e-5, 0.99), st.floats(1e-4, 0.5))
+def test_samples_needed_is_minimal_and_below_the_bound(coverage, delta):
+    needed = best_of_n_samples_needed(np.log(coverage), delta)
+    assert (1 - coverage) ** needed <= delta * (1 + 1e-9)
+    if needed > 1:
+        assert (1 - coverage) ** (needed - 1) > delta * (1 - 1e-9)
+    assert needed <= np.ceil(best_of_n_samples_bound(np.log(coverage), delta))
+
+
+def test_sampled_best_of_n_is_unbiased():
+    instance = coverage_instance(0.1)
+    rate = sampled_best_of_n(instance, base_log_policy(instance), 5, 40_000, np.random.default_rng(1))[0]
+    exact = 1 - 0.9**5
+    assert rate == pytest.approx(exact, abs=4 * np.sqrt(exact * (1 - exact) / 40_000))
+
+
+def test_curves_are_reproducible_bit_for_bit():
+    arguments = (np.array([0.05, 0.2]), np.array([1, 10]), 500)
+    first = best_of_n_curves(*arguments, rng=np.random.default_rng(9))
+    second = best_of_n_curves(*arguments, rng=np.random.default_rng(9))
+    np.testing.assert_array_equal(first.sampled, second.sampled)

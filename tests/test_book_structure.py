@@ -1,0 +1,51 @@
+"""The book's layout: every chapter is in the table of contents, and nothing breaks the build."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jupytext
+import pytest
+import yaml
+
+from tests.conftest import REPOSITORY, chapter_files, has_code
+
+TOC = REPOSITORY / "_toc.yml"
+
+
+def test_every_chapter_file_is_listed_in_the_toc():
+    listed = {REPOSITORY / f"{entry}.md" for entry in chapter_files(TOC)}
+    on_disk = set((REPOSITORY / "book").glob("*.md"))
+    assert on_disk == listed
+
+
+def test_chapters_are_myst_notebooks_without_paired_ipynb():
+    for entry in chapter_files(TOC):
+        path = REPOSITORY / f"{entry}.md"
+        assert not path.with_suffix(".ipynb").exists(), f"{path.name} has a paired .ipynb, which breaks the build"
+        notebook = jupytext.read(path)
+        if has_code(path):
+            assert notebook.metadata.get("kernelspec", {}).get("name") == "python3", f"{path.name} needs a python3 kernelspec"
+            hidden = [c for c in notebook.cells if "remove-cell" in c.metadata.get("tags", [])]
+            assert hidden, f"{path.name} runs code but has no hidden assertion cells"
+            assert all("assert" in c.source for c in hidden), f"{path.name} has a hidden cell without assertions"
+
+
+def test_no_root_static_folder_and_hidden_folders_are_excluded():
+    assert not (REPOSITORY / "_static").exists()
+    config = yaml.safe_load((REPOSITORY / "_config.yml").read_text())
+    assert config["only_build_toc_files"] is True
+    assert ".*" in config["exclude_patterns"] and "**/.*" in config["exclude_patterns"]
+    assert config["execute"]["raise_on_error"] is True
+    assert config["sphinx"]["config"]["nb_execution_raise_on_error"] is True
+
+
+def test_toc_chapters_are_collected_by_the_test_run(request):
+    """When the run covers the tests folder, every executable chapter in the toc is among its items."""
+    covered = {Path(arg.split("::")[0]).resolve() for arg in request.config.args}
+    if not covered & {REPOSITORY, REPOSITORY / "tests", REPOSITORY / "tests" / "_toc.yml"}:
+        pytest.skip("this run was narrowed to files that do not include the chapters")
+    collected = {item.path.stem for item in request.session.items if item.path.suffix == ".ipynb"}
+    executable = {Path(entry).name for entry in chapter_files(TOC) if has_code(REPOSITORY / f"{entry}.md")}
+    assert executable, "the table of contents lists no executable chapter"
+    assert executable <= collected, f"chapters not executed: {sorted(executable - collected)}"

@@ -1,0 +1,111 @@
+"""Objectives and exact gradients (SPEC section 3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import minimize
+from scipy.special import log_softmax
+
+from covpo import tabular_instance
+from covpo.objectives import (
+    kl_gradient,
+    regularized_gradient,
+    regularized_gap,
+    regularized_objective,
+    regularized_optimum,
+    reward_gradient,
+)
+from covpo.policies import base_log_policy, expected_kl, expected_reward, log_policy
+from tests.strategies import instances_with_theta
+
+FINITE_DIFFERENCE_STEP = 1e-6
+
+
+def finite_difference(function, theta: np.ndarray) -> np.ndarray:
+    """Central finite-difference gradient of a scalar function of ``theta``."""
+    gradient = np.empty_like(theta)
+    for i in range(theta.size):
+        step = np.zeros_like(theta)
+        step[i] = FINITE_DIFFERENCE_STEP
+        gradient[i] = (function(theta + step) - function(theta - step)) / (2 * FINITE_DIFFERENCE_STEP)
+    return gradient
+
+
+@settings(max_examples=40, deadline=None)
+@given(instances_with_theta())
+def test_reward_gradient_matches_finite_differences(pair):
+    instance, theta = pair
+    numeric = finite_difference(lambda t: expected_reward(instance, log_policy(instance, t)), theta)
+    np.testing.assert_allclose(reward_gradient(instance, theta), numeric, atol=1e-7)
+
+
+@settings(max_examples=40, deadline=None)
+@given(instances_with_theta(), st.floats(0.01, 5.0))
+def test_regularized_gradient_matches_finite_differences(pair, beta):
+    instance, theta = pair
+    reference = base_log_policy(instance)
+    numeric = finite_difference(lambda t: regularized_objective(instance, log_policy(instance, t), reference, beta), theta)
+    np.testing.assert_allclose(regularized_gradient(instance, theta, reference, beta), numeric, atol=1e-6)
+    combined = reward_gradient(instance, theta) - beta * kl_gradient(instance, theta, reference)
+    np.testing.assert_allclose(regularized_gradient(instance, theta, reference, beta), combined, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(instances_with_theta(), st.floats(0.01, 5.0))
+def test_gap_identity(pair, beta):
+    """J_beta(pi_beta) - J_beta(pi) = beta E_x KL(pi || pi_beta)."""
+    instance, theta = pair
+    reference = base_log_policy(instance)
+    policy = log_policy(instance, theta)
+    optimum = regularized_optimum(instance, reference, beta)
+    gap = regularized_objective(instance, optimum, reference, beta) - regularized_objective(instance, policy, reference, beta)
+    assert gap == pytest.approx(regularized_gap(instance, policy, reference, beta), abs=1e-9)
+    assert gap >= -1e-12
+
+
+@pytest.mark.parametrize("beta", [0.05, 0.3, 2.0])
+def test_closed_form_optimum_matches_numerical_maximization(beta):
+    rng = np.random.default_rng(3)
+    rewards = rng.random((2, 5))
+    base_probs = rng.dirichlet(np.ones(5), size=2)
+    instance = tabular_instance(rewards, base_probs)
+    reference = base_log_policy(instance)
+
+    def negative_objective(flat_logits: np.ndarray) -> float:
+        policy = log_softmax(flat_logits.reshape(2, 5), axis=1)
+        return -regularized_objective(instance, policy, reference, beta)
+
+    result = minimize(negative_objective, np.zeros(10), method="BFGS", options={"gtol": 1e-10})
+    numerical = log_softmax(result.x.reshape(2, 5), axis=1)
+    np.testing.assert_allclose(np.exp(numerical), np.exp(regularized_optimum(instance, reference, beta)), atol=1e-5)
+
+
+def test_regularized_optimum_is_tilted_reference():
+    rewards = np.array([[1.0, 0.0, 0.5]])
+    base = np.array([[0.2, 0.5, 0.3]])
+    instance = tabular_instance(rewards, base)
+    beta = 0.4
+    expected = base * np.exp(rewards / beta)
+    expected /= expected.sum()
+    np.testing.assert_allclose(np.exp(regularized_optimum(instance, np.log(base), beta)), expected, rtol=1e-12)
+
+
+def test_kl_to_reference_vanishes_at_reference_and_gradient_too():
+    rng = np.random.default_rng(5)
+    instance = tabular_instance(rng.random((3, 4)), rng.dirichlet(np.ones(4), size=3))
+    reference = base_log_policy(instance)
+    assert expected_kl(instance, reference, reference) == 0.0
+    np.testing.assert_allclose(kl_gradient(instance, instance.base_theta, reference), 0.0, atol=1e-15)
+
+
+@pytest.mark.parametrize("beta", [0.0, -1.0, np.nan, np.inf])
+def test_bad_beta_is_rejected(beta):
+    instance = tabular_instance(np.array([[1.0, 0.0]]), np.array([[0.5, 0.5]]))
+    reference = base_log_policy(instance)
+    with pytest.raises(ValueError, match="beta"):
+        regularized_optimum(instance, reference, beta)
+    with pytest.raises(ValueError, match="beta"):
+        regularized_gradient(instance, instance.base_theta, reference, beta)

@@ -1,0 +1,85 @@
+"""Bad input raises a ValueError that names the argument."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from covpo import BanditInstance, random_softmax_linear_instance, tabular_instance
+from covpo.best_of_n import best_of_n_samples_needed, best_of_n_success
+from covpo.objectives import regularized_objective
+from covpo.policies import base_log_policy, expected_reward, log_policy
+
+
+def good_arguments() -> dict:
+    return dict(
+        prompt_probs=np.array([0.5, 0.5]),
+        features=np.eye(4).reshape(2, 2, 4),
+        rewards=np.array([[1.0, 0.0], [0.0, 1.0]]),
+        base_theta=np.zeros(4),
+    )
+
+
+def test_good_arguments_build_an_instance():
+    assert BanditInstance(**good_arguments()).optimal_value == 1.0
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("rewards", np.array([[1.0, np.nan], [0.0, 1.0]]), "rewards must be finite"),
+        ("rewards", np.array([[1.0, np.inf], [0.0, 1.0]]), "rewards must be finite"),
+        ("rewards", np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]), "rewards must have shape"),
+        ("prompt_probs", np.array([0.5, 0.6]), "prompt_probs must sum to one"),
+        ("prompt_probs", np.array([1.5, -0.5]), "prompt_probs must be non-negative"),
+        ("prompt_probs", np.array([1.0]), "prompt_probs must have shape"),
+        ("base_theta", np.zeros(3), "base_theta must have shape"),
+        ("features", np.zeros((2, 0, 4)), "at least one response"),
+        ("optimal_mask", np.array([[True, False], [False, False]]), "no optimal response"),
+    ],
+)
+def test_instance_rejects_bad_input(name, value, message):
+    arguments = good_arguments()
+    arguments[name] = value
+    with pytest.raises(ValueError, match=message):
+        BanditInstance(**arguments)
+
+
+def test_tabular_instance_rejects_bad_base_model():
+    with pytest.raises(ValueError, match="base_probs must sum to one"):
+        tabular_instance(np.array([[1.0, 0.0]]), np.array([[0.5, 0.6]]))
+    with pytest.raises(ValueError, match="base_probs must be positive"):
+        tabular_instance(np.array([[1.0, 0.0]]), np.array([[1.0, 0.0]]))
+    with pytest.raises(ValueError, match="base_probs must have shape"):
+        tabular_instance(np.array([[1.0, 0.0]]), np.array([[0.2, 0.3, 0.5]]))
+
+
+@pytest.mark.parametrize(("name", "value"), [("n_prompts", 0), ("n_responses", 1), ("dim", 2.5), ("base_scale", -1.0)])
+def test_random_instance_rejects_bad_sizes(name, value):
+    arguments = dict(n_prompts=2, n_responses=3, dim=2, base_scale=1.0)
+    arguments[name] = value
+    with pytest.raises(ValueError, match=name):
+        random_softmax_linear_instance(np.random.default_rng(0), **arguments)
+
+
+def test_policy_functions_reject_bad_input():
+    instance = tabular_instance(np.array([[1.0, 0.0]]), np.array([[0.5, 0.5]]))
+    with pytest.raises(ValueError, match="theta must have shape"):
+        log_policy(instance, np.zeros(3))
+    with pytest.raises(ValueError, match="theta must be finite"):
+        log_policy(instance, np.array([0.0, np.nan]))
+    with pytest.raises(ValueError, match="log_probs must be normalized"):
+        expected_reward(instance, np.log(np.array([[0.5, 0.6]])))
+    with pytest.raises(ValueError, match="log_probs must have shape"):
+        expected_reward(instance, np.log(np.array([[0.2, 0.3, 0.5]])))
+    with pytest.raises(ValueError, match="beta must be a finite number > 0, got -0.1"):
+        regularized_objective(instance, base_log_policy(instance), base_log_policy(instance), -0.1)
+
+
+def test_best_of_n_rejects_bad_input():
+    with pytest.raises(ValueError, match="log_coverage"):
+        best_of_n_success(0.5, 3)
+    with pytest.raises(ValueError, match="n must hold integers"):
+        best_of_n_success(np.log(0.5), 0)
+    with pytest.raises(ValueError, match="delta"):
+        best_of_n_samples_needed(np.log(0.5), 1.5)
