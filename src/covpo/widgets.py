@@ -25,7 +25,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import ipywidgets
-import matplotlib.pyplot  # noqa: F401  (loads the inline backend, which displays bare Figures)
 import numpy as np
 from IPython.display import display
 from matplotlib.figure import Figure

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.figure import Figure
 
 from covpo.best_of_n import (
     BestOfNCurves,
@@ -12,6 +11,7 @@ from covpo.best_of_n import (
     best_of_n_success,
 )
 from covpo.instances import BanditInstance
+from covpo.plots.base import BookFigure, new_figure
 from covpo.policies import log_coverage
 from covpo.widgets import Explorable, Slider, explorable
 
@@ -19,9 +19,9 @@ OPTIMAL_COLOR = "#1b9e77"
 OTHER_COLOR = "#bbbbbb"
 
 
-def best_of_n_figure(curves: BestOfNCurves) -> Figure:
+def best_of_n_figure(curves: BestOfNCurves) -> BookFigure:
     """Best-of-N success against ``N``: exact curves and sampled points with two-sigma bars."""
-    figure = Figure(figsize=(6.4, 3.8), layout="constrained")
+    figure = new_figure(6.4, 3.8)
     axes = figure.add_subplot()
     n_grid = np.unique(np.geomspace(1, curves.ns.max(), 200).astype(int))
     for coverage, sampled, error in zip(curves.coverages, curves.sampled, curves.standard_error):
@@ -36,10 +36,10 @@ def best_of_n_figure(curves: BestOfNCurves) -> Figure:
     return figure
 
 
-def policy_figure(instance: BanditInstance, log_probs: np.ndarray, title: str) -> Figure:
+def policy_figure(instance: BanditInstance, log_probs: np.ndarray, title: str) -> BookFigure:
     """Bar chart of ``pi(y|x)`` for each prompt, optimal responses highlighted, coverage in the title."""
     coverage = np.exp(log_coverage(instance, log_probs))
-    figure = Figure(figsize=(2.4 * instance.n_prompts + 0.6, 2.8), layout="constrained")
+    figure = new_figure(2.4 * instance.n_prompts + 0.6, 2.8)
     axes = figure.subplots(1, instance.n_prompts, sharey=True, squeeze=False)[0]
     responses = np.arange(instance.n_responses)
     for x, ax in enumerate(axes):
@@ -53,7 +53,7 @@ def policy_figure(instance: BanditInstance, log_probs: np.ndarray, title: str) -
     return figure
 
 
-def best_of_n_explorer_figure(coverage: float, n: int, delta: float) -> Figure:
+def best_of_n_explorer_figure(coverage: float, n: int, delta: float) -> BookFigure:
     """Widget figure: success against ``N`` at one coverage, the chosen ``N`` and the target ``1 - delta``."""
     log_c = np.log(coverage)
     needed = int(best_of_n_samples_needed(log_c, delta))
@@ -61,7 +61,7 @@ def best_of_n_explorer_figure(coverage: float, n: int, delta: float) -> Figure:
     n_max = max(2 * n, 2 * needed, 10)
     n_grid = np.unique(np.geomspace(1, n_max, 300).astype(int))
     success = float(best_of_n_success(log_c, n))
-    figure = Figure(figsize=(6.4, 3.6), layout="constrained")
+    figure = new_figure(6.4, 3.6)
     axes = figure.add_subplot()
     axes.plot(n_grid, best_of_n_success(log_c, n_grid), color="C0", label=r"$1-(1-c_0)^N$")
     axes.axhline(1 - delta, color="C3", ls="--", lw=1, label=rf"target $1-\delta = {1 - delta:.3g}$")
