@@ -22,6 +22,7 @@ from covpo.validation import (
 )
 
 OPTIMAL_REWARD_TOLERANCE = 1e-12
+TIED_SCORE_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True, eq=False)
@@ -183,7 +184,7 @@ def random_softmax_linear_instance(
     direction /= np.linalg.norm(direction)
     scores = features @ direction
     spread = scores.max(axis=1) - scores.min(axis=1)
-    scale = 1.0 / spread.max() if spread.max() > 0.0 else 0.0
+    scale = 1.0 / spread.max() if spread.max() > TIED_SCORE_TOLERANCE else 0.0
     rewards = scale * (scores - scores.min(axis=1, keepdims=True))
     return BanditInstance(
         prompt_probs=np.full(n_prompts, 1.0 / n_prompts),

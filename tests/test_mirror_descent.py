@@ -1,0 +1,274 @@
+"""Exact policy mirror descent and APMD as a meta-algorithm (SPEC section 4)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from covpo import BanditInstance, random_softmax_linear_instance, tabular_instance
+from covpo.mirror_descent import (
+    InnerLoopContext,
+    Subproblem,
+    apmd,
+    exact_mirror_descent,
+    exact_target_inner_loop,
+    gradient_ascent_inner_loop,
+    mirror_descent_bound,
+    mirror_descent_policy,
+)
+from covpo.objectives import regularized_optimum
+from covpo.policies import (
+    base_log_policy,
+    expected_kl,
+    expected_reward,
+    log_policy,
+    sample_prompts,
+    sample_responses,
+)
+from tests.strategies import softmax_linear_instances
+
+betas = st.floats(0.05, 5.0)
+
+instances = softmax_linear_instances()
+
+
+def small_instance(seed: int = 0):
+    """A fixed random realizable instance: 3 prompts, 5 responses, 4 features."""
+    return random_softmax_linear_instance(np.random.default_rng(seed), 3, 5, 4, base_scale=1.0)
+
+
+def nonlinear_instance():
+    """One prompt, three responses, two features; the rewards are not linear in the features."""
+    return BanditInstance(
+        prompt_probs=np.ones(1),
+        features=np.array([[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]]),
+        rewards=np.array([[1.0, 0.0, 0.2]]),
+        base_theta=np.zeros(2),
+        reward_theta=np.array([1.0, 0.0]),
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(instances, betas, st.integers(1, 30))
+def test_exact_mirror_descent_never_lowers_coverage(instance, beta, n_iterations):
+    coverage = exact_mirror_descent(instance, beta, n_iterations).log_coverage
+    assert np.all(np.diff(coverage, axis=0) >= -1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(instances, betas, st.integers(1, 20))
+def test_closed_form_equals_iterated_update(instance, beta, n_iterations):
+    log_probs = base_log_policy(instance)
+    for t in range(1, n_iterations + 1):
+        log_probs = regularized_optimum(instance, log_probs, beta)
+        np.testing.assert_allclose(mirror_descent_policy(instance, beta, t), log_probs, atol=1e-9)
+    trajectory = exact_mirror_descent(instance, beta, n_iterations)
+    assert trajectory.reward[-1] == pytest.approx(expected_reward(instance, log_probs), abs=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(instances, betas, st.integers(1, 50))
+def test_unrolled_iterate_is_the_fixed_reference_optimum_at_beta_over_t(instance, beta, t):
+    fixed_reference = regularized_optimum(instance, base_log_policy(instance), beta / t)
+    np.testing.assert_allclose(mirror_descent_policy(instance, beta, t), fixed_reference, atol=1e-9)
+
+
+def test_closed_form_at_zero_is_the_base_model():
+    instance = small_instance()
+    np.testing.assert_allclose(mirror_descent_policy(instance, 0.5, 0), base_log_policy(instance), atol=1e-14)
+
+
+@settings(max_examples=40, deadline=None)
+@given(instances, betas, st.integers(1, 100))
+def test_suboptimality_bound_holds(instance, beta, t):
+    suboptimality = instance.optimal_value - expected_reward(instance, mirror_descent_policy(instance, beta, t))
+    assert suboptimality <= mirror_descent_bound(instance, beta, t) + 1e-12
+
+
+def test_bound_is_beta_times_log_inverse_base_coverage_over_t():
+    rewards = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]])
+    instance = tabular_instance(rewards, np.array([[0.1, 0.6, 0.3], [0.5, 0.25, 0.25]]))
+    expected = 2.0 * 0.5 * (np.log(10.0) + np.log(4.0)) / np.array([1.0, 4.0])
+    np.testing.assert_allclose(mirror_descent_bound(instance, 2.0, np.array([1, 4])), expected, rtol=1e-12)
+    assert mirror_descent_bound(instance, 2.0, 4) == pytest.approx(expected[1], rel=1e-12)
+
+
+def test_bound_stays_finite_when_base_coverage_underflows():
+    instance = BanditInstance(
+        prompt_probs=np.ones(1),
+        features=np.eye(3)[None],
+        rewards=np.array([[1.0, 0.0, 0.0]]),
+        base_theta=np.array([-800.0, 0.0, 0.0]),
+    )
+    assert mirror_descent_bound(instance, 1.0, 1) == pytest.approx(800.0 + np.log(2.0), rel=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(instances, betas, st.integers(1, 10))
+def test_apmd_with_exact_inner_loop_is_exact_mirror_descent(instance, beta, n_iterations):
+    result = apmd(instance, beta, n_iterations, exact_target_inner_loop)
+    exact = exact_mirror_descent(instance, beta, n_iterations)
+    np.testing.assert_allclose(result.trajectory.reward, exact.reward, atol=1e-9)
+    np.testing.assert_allclose(result.trajectory.log_coverage, exact.log_coverage, atol=1e-8)
+    np.testing.assert_allclose(result.trajectory.kl_to_base, exact.kl_to_base, atol=1e-8)
+    np.testing.assert_array_equal(result.trajectory.reference_resets, exact.reference_resets)
+    assert np.all(result.inner_kl < 1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(instances, betas, st.integers(1, 10))
+def test_exact_apmd_moves_theta_by_theta_star_over_beta(instance, beta, n_iterations):
+    result = apmd(instance, beta, n_iterations, exact_target_inner_loop)
+    t = np.arange(n_iterations + 1)[:, None]
+    np.testing.assert_allclose(result.thetas, instance.base_theta + t * instance.reward_theta / beta, atol=1e-12)
+    np.testing.assert_allclose(
+        log_policy(instance, result.thetas[-1]), mirror_descent_policy(instance, beta, n_iterations), atol=1e-8
+    )
+
+
+def test_exact_mirror_descent_handles_nonlinear_rewards_but_exact_inner_loop_refuses():
+    instance = nonlinear_instance()
+    trajectory = exact_mirror_descent(instance, 0.5, 5)
+    assert trajectory.suboptimality[-1] < trajectory.suboptimality[0]
+    with pytest.raises(ValueError, match="reward_theta"):
+        apmd(instance, 0.5, 5, exact_target_inner_loop)
+
+
+def test_exact_inner_loop_needs_a_reward_theta():
+    realizable = small_instance()
+    unknown = BanditInstance(
+        prompt_probs=realizable.prompt_probs,
+        features=realizable.features,
+        rewards=realizable.rewards,
+        base_theta=realizable.base_theta,
+    )
+    with pytest.raises(ValueError, match="reward_theta"):
+        apmd(unknown, 1.0, 1, exact_target_inner_loop)
+
+
+def test_many_small_gradient_steps_approach_exact_mirror_descent():
+    instance = small_instance()
+    exact = exact_mirror_descent(instance, 1.0, 3)
+    accurate = apmd(instance, 1.0, 3, gradient_ascent_inner_loop(steps=1000, eta=1.0))
+    rough = apmd(instance, 1.0, 3, gradient_ascent_inner_loop(steps=2, eta=1.0))
+    assert accurate.inner_kl.max() < 1e-8
+    np.testing.assert_allclose(accurate.trajectory.reward, exact.reward, atol=1e-5)
+    np.testing.assert_allclose(accurate.trajectory.log_coverage, exact.log_coverage, atol=1e-4)
+    assert rough.inner_kl.min() > 100 * accurate.inner_kl.max()
+    assert rough.inner_kl.min() > 1e-4
+
+
+def test_inner_kl_is_the_kl_to_each_target():
+    instance = small_instance(3)
+    result = apmd(instance, 0.7, 3, gradient_ascent_inner_loop(steps=4, eta=0.5))
+    for t in range(3):
+        target = regularized_optimum(instance, log_policy(instance, result.thetas[t]), 0.7)
+        assert result.inner_kl[t] == pytest.approx(
+            expected_kl(instance, log_policy(instance, result.thetas[t + 1]), target), rel=1e-12
+        )
+
+
+def test_trajectory_counts_resets_and_gradient_steps_per_outer_iteration():
+    instance = small_instance()
+    trajectory = apmd(instance, 1.0, 4, gradient_ascent_inner_loop(steps=3, eta=0.5)).trajectory
+    np.testing.assert_array_equal(trajectory.gradient_steps, [0, 3, 6, 9, 12])
+    np.testing.assert_array_equal(trajectory.reference_resets, [0, 1, 2, 3, 4])
+    np.testing.assert_array_equal(trajectory.responses_sampled, 0)
+    assert trajectory.settings == {
+        "beta": 1.0,
+        "n_iterations": 4,
+        "inner_loop": "gradient_ascent_steps",
+        "steps": 3,
+        "eta": 0.5,
+    }
+
+
+def test_trajectory_records_every_gradient_step_when_asked():
+    instance = small_instance()
+    per_step = apmd(instance, 1.0, 4, gradient_ascent_inner_loop(steps=3, eta=0.5), record_each_step=True)
+    per_outer = apmd(instance, 1.0, 4, gradient_ascent_inner_loop(steps=3, eta=0.5))
+    trajectory = per_step.trajectory
+    np.testing.assert_array_equal(trajectory.gradient_steps, np.arange(13))
+    np.testing.assert_array_equal(trajectory.reference_resets, [0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4])
+    np.testing.assert_allclose(trajectory.reward[::3], per_outer.trajectory.reward, atol=1e-15)
+    np.testing.assert_allclose(trajectory.log_coverage[::3], per_outer.trajectory.log_coverage, atol=1e-15)
+
+
+def test_exact_runs_record_once_per_outer_iteration_even_when_recording_steps():
+    instance = small_instance()
+    trajectory = apmd(instance, 1.0, 3, exact_target_inner_loop, record_each_step=True).trajectory
+    np.testing.assert_array_equal(trajectory.gradient_steps, 0)
+    np.testing.assert_array_equal(trajectory.reference_resets, [0, 1, 2, 3])
+    assert trajectory.settings["inner_loop"] == "exact_target_inner_loop"
+    exact = exact_mirror_descent(instance, 1.0, 3)
+    np.testing.assert_array_equal(exact.gradient_steps, 0)
+    np.testing.assert_array_equal(exact.responses_sampled, 0)
+    np.testing.assert_array_equal(exact.reference_resets, [0, 1, 2, 3])
+    assert exact.algorithm == "exact mirror descent"
+
+
+def sampled_inner_loop(subproblem: Subproblem, context: InnerLoopContext) -> np.ndarray:
+    """A sampling inner loop in the protocol: one exact step, after drawing and counting 8 responses."""
+    rng = context.generator()
+    prompts = sample_prompts(subproblem.instance, rng, 8)
+    sample_responses(subproblem.log_reference, prompts, rng)
+    context.responses_sampled(prompts.size)
+    return exact_target_inner_loop(subproblem, context)
+
+
+def test_a_sampling_inner_loop_counts_responses_and_needs_a_generator():
+    instance = small_instance()
+    result = apmd(
+        instance, 1.0, 3, sampled_inner_loop, rng=np.random.default_rng(0), algorithm="toy", settings={"batch_size": 8}
+    )
+    np.testing.assert_array_equal(result.trajectory.responses_sampled, [0, 8, 16, 24])
+    assert result.trajectory.algorithm == "toy"
+    assert result.trajectory.settings["batch_size"] == 8
+    with pytest.raises(ValueError, match="rng"):
+        apmd(instance, 1.0, 3, sampled_inner_loop)
+
+
+def test_inner_loop_output_is_checked():
+    instance = small_instance()
+    with pytest.raises(ValueError, match="inner loop"):
+        apmd(instance, 1.0, 1, lambda subproblem, context: np.zeros(instance.dim + 1))
+    with pytest.raises(ValueError, match="inner loop"):
+        apmd(instance, 1.0, 1, lambda subproblem, context: np.full(instance.dim, np.nan))
+
+
+@pytest.mark.parametrize("beta", [0.0, -1.0, np.inf])
+def test_nonpositive_beta_is_rejected(beta):
+    instance = small_instance()
+    with pytest.raises(ValueError, match="beta"):
+        exact_mirror_descent(instance, beta, 3)
+    with pytest.raises(ValueError, match="beta"):
+        apmd(instance, beta, 3, exact_target_inner_loop)
+    with pytest.raises(ValueError, match="beta"):
+        mirror_descent_policy(instance, beta, 3)
+    with pytest.raises(ValueError, match="beta"):
+        mirror_descent_bound(instance, beta, 3)
+
+
+@pytest.mark.parametrize("n_iterations", [0, -2, 1.5])
+def test_bad_iteration_counts_are_rejected(n_iterations):
+    instance = small_instance()
+    with pytest.raises(ValueError, match="n_iterations"):
+        exact_mirror_descent(instance, 1.0, n_iterations)
+    with pytest.raises(ValueError, match="n_iterations"):
+        apmd(instance, 1.0, n_iterations, exact_target_inner_loop)
+
+
+def test_bad_inner_loop_settings_and_times_are_rejected():
+    instance = small_instance()
+    for steps in (0, -1):
+        with pytest.raises(ValueError, match="steps"):
+            gradient_ascent_inner_loop(steps, 0.1)
+    for eta in (0.0, -0.1):
+        with pytest.raises(ValueError, match="eta"):
+            gradient_ascent_inner_loop(5, eta)
+    with pytest.raises(ValueError, match="t must"):
+        mirror_descent_policy(instance, 1.0, -1)
+    with pytest.raises(ValueError, match="t must"):
+        mirror_descent_bound(instance, 1.0, np.array([1, 0]))
