@@ -137,7 +137,7 @@ class InnerLoopContext:
     Attributes
     ----------
     recorder
-        The run's shared :class:`TrajectoryRecorder`.
+        The run's shared :class:`~covpo.trajectory.TrajectoryRecorder`.
     rng
         The generator handed to :func:`apmd`; ``None`` for deterministic runs.
     record_each_step

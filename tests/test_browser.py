@@ -1,0 +1,654 @@
+"""The built site in a real browser: every page works offline, as a reader sees it.
+
+Each page of ``_build/html`` is opened from disk (``file://``) in headless Chromium, driven
+over the Chrome DevTools Protocol through a pipe (``--remote-debugging-pipe``), so the test
+needs no Python package beyond the standard library and no network port. For every page it
+checks that
+
+* no JavaScript error is raised or logged, except those in :data:`JS_ERROR_ALLOW_LIST`;
+* nothing is requested from the network (MathJax is served from ``_static/mathjax/``);
+* math is typeset wherever the chapter's source has math: no raw ``\\(`` left in the visible
+  text, a MathJax container in every math element, and no TeX error;
+* every image has loaded;
+* every widget of the chapter is on the page as its static stand-in, and moving each of its
+  controls switches the displayed frame;
+
+and saves a full-page screenshot to ``_build/screenshots/``, with ``pages.json`` there
+summarising each page (its size, what it loaded, the errors seen). Without the browser these
+tests skip with the reason, except under ``CI=true``, where a missing browser fails them (the
+README's test command installs Debian's ``chromium`` when it runs as root with apt-get).
+
+The book is built once per test session, with the README's flags (and ``--all``, so that
+every warning is seen), unless ``_build/html`` is already newer than every source of the
+book. The checks that need no browser (page sizes, no remote scripts, the API page) run
+whenever a build exists.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import nbformat
+import pytest
+
+from tests.conftest import REPOSITORY, chapter_files
+
+BUILD = REPOSITORY / "_build"
+HTML = BUILD / "html"
+EXECUTED = BUILD / "jupyter_execute"
+SCREENSHOTS = BUILD / "screenshots"
+BUILD_LOG = BUILD / "browser-test-build.log"
+BUILD_RECORD = BUILD / "browser-test-build.json"
+TOC = REPOSITORY / "_toc.yml"
+CHAPTERS = chapter_files(TOC)
+MAX_PAGE_BYTES = 5_000_000
+BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
+VIEWPORT = {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False}
+MAX_SCREENSHOT_HEIGHT = 16_000
+PAGE_TIMEOUT_S = 60
+
+# JavaScript errors that are known, harmless, and not ours to fix. Each entry: a pattern that
+# the error's text must match, and why it is allowed. Everything else fails the page.
+JS_ERROR_ALLOW_LIST: tuple[tuple[str, str], ...] = (
+    (
+        r"Identifier 'THEBE_JS_URL' has already been declared",
+        "Sphinx 7.4 adds an inline script registered by sphinx-thebe 0.3.1 twice (it compares "
+        "the asset name None with ''); the first copy defines the Thebe settings, so only the "
+        "duplicate `const` declaration throws and the launch buttons and Thebe still work.",
+    ),
+    (
+        r"Got invalid theme mode: \. Resetting to auto\.",
+        "pydata-sphinx-theme logs this console.error on a reader's first visit, when no "
+        "light/dark choice is stored yet; it then stores 'auto' itself. Jupyter Book 1 builds "
+        "html_theme_options from _config.yml without a key for the theme's default_mode.",
+    ),
+)
+# Requests to the network a page may make while it loads (none: Thebe and Binder reach the
+# network only when the reader presses their buttons).
+EXTERNAL_REQUEST_ALLOW_LIST: tuple[str, ...] = ()
+LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:")
+
+
+# --------------------------------------------------------------------------------------------
+# The build
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BuiltSite:
+    """The HTML build the tests look at: whether this session made it, and how the build ended
+    (``returncode`` is None for a build made outside the tests)."""
+
+    html: Path
+    rebuilt: bool
+    returncode: int | None = None
+    log_tail: str = ""
+
+
+def book_sources() -> list[Path]:
+    """Every file whose change can change the built site."""
+    files = [REPOSITORY / name for name in ("_config.yml", "_toc.yml", "references.bib")]
+    for root in (REPOSITORY / "book", REPOSITORY / "src" / "covpo"):
+        files += [
+            path
+            for path in root.rglob("*")
+            if path.is_file()
+            and "__pycache__" not in path.parts
+            and not any(part.startswith(".") for part in path.relative_to(REPOSITORY).parts)
+        ]
+    return [path for path in files if path.exists()]
+
+
+def build_is_fresh() -> bool:
+    """Whether ``_build/html`` was built after the last change to any source of the book."""
+    stamp = HTML / ".buildinfo"
+    if not stamp.exists() or not all((HTML / f"{entry}.html").exists() for entry in CHAPTERS):
+        return False
+    return stamp.stat().st_mtime >= max(path.stat().st_mtime for path in book_sources())
+
+
+def jupyter_book_command() -> list[str]:
+    beside_python = Path(sys.executable).with_name("jupyter-book")
+    executable = str(beside_python) if beside_python.exists() else shutil.which("jupyter-book")
+    if executable is None:
+        pytest.skip("jupyter-book is not installed, so the book cannot be built")
+    # --all starts from a fresh environment, so every page is read again and every warning is
+    # seen; an incremental build would stay silent about pages that did not change.
+    return [executable, "build", str(REPOSITORY), "-W", "-n", "--keep-going", "--all"]
+
+
+@pytest.fixture(scope="session")
+def built_site() -> BuiltSite:
+    """``_build/html``, rebuilt with the README's flags unless it is newer than every source.
+
+    The outcome of a build made here is recorded next to it, so a later session that reuses
+    the same build still reports a failed one.
+    """
+    stamp = HTML / ".buildinfo"
+    if build_is_fresh():
+        record = json.loads(BUILD_RECORD.read_text()) if BUILD_RECORD.exists() else {}
+        if record.get("buildinfo_mtime") == stamp.stat().st_mtime:
+            return BuiltSite(HTML, rebuilt=False, returncode=record["returncode"], log_tail=record["log_tail"])
+        return BuiltSite(HTML, rebuilt=False)
+    BUILD.mkdir(exist_ok=True)
+    with BUILD_LOG.open("w") as log:
+        result = subprocess.run(
+            jupyter_book_command(), cwd=REPOSITORY, stdout=log, stderr=subprocess.STDOUT, timeout=1800
+        )
+    tail = BUILD_LOG.read_text(errors="replace")[-6000:]
+    if not (HTML / f"{CHAPTERS[0]}.html").exists() or not stamp.exists():
+        pytest.fail(f"the book build wrote no HTML (exit code {result.returncode}):\n{tail}")
+    record = {"buildinfo_mtime": stamp.stat().st_mtime, "returncode": result.returncode, "log_tail": tail}
+    BUILD_RECORD.write_text(json.dumps(record))
+    return BuiltSite(HTML, rebuilt=True, returncode=result.returncode, log_tail=tail)
+
+
+def built_pages(html: Path) -> list[Path]:
+    """The site's own pages (not the HTML templates that themes keep under _static)."""
+    skip = {"_static", "_sources", "_images"}
+    return sorted(p for p in html.rglob("*.html") if not skip & set(p.relative_to(html).parts))
+
+
+def redirect_target(page: Path) -> str | None:
+    """The target of a page that only redirects (Jupyter Book's root index.html), else None."""
+    text = page.read_text(errors="replace")
+    match = re.search(r"""http-equiv=["']refresh["']\s+content=["']\d+;\s*url=([^"']+)["']""", text, flags=re.I)
+    return match.group(1) if match else None
+
+
+# --------------------------------------------------------------------------------------------
+# Headless Chromium over the DevTools protocol
+# --------------------------------------------------------------------------------------------
+
+# Chromium reads protocol messages from descriptor 3 and writes to descriptor 4. This small
+# launcher puts the two pipe ends there (first moving them out of the way, since either may
+# already be 3 or 4) and then becomes the browser.
+LAUNCHER = (
+    "import fcntl, os, sys\n"
+    "r, w = (fcntl.fcntl(int(fd), fcntl.F_DUPFD, 10) for fd in sys.argv[1:3])\n"
+    "os.dup2(r, 3)\n"
+    "os.dup2(w, 4)\n"
+    "os.closerange(5, 4096)\n"
+    "os.execv(sys.argv[3], sys.argv[3:])\n"
+)
+
+
+class DevTools:
+    """A headless Chromium and a minimal DevTools protocol client over its pipe."""
+
+    def __init__(self, executable: str, profile: Path, log: Path) -> None:
+        to_browser, from_us = os.pipe()
+        to_us, from_browser = os.pipe()
+        arguments = [
+            executable,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-extensions",
+            "--disable-dev-shm-usage",
+            "--hide-scrollbars",
+            "--mute-audio",
+            f"--user-data-dir={profile}",
+            "--remote-debugging-pipe",
+            "about:blank",
+        ]
+        self._log = log.open("w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", LAUNCHER, str(to_browser), str(from_browser), *arguments],
+            pass_fds=(to_browser, from_browser),
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=self._log,
+        )
+        os.close(to_browser)
+        os.close(from_browser)
+        self._writer = from_us
+        self._reader = to_us
+        self._next_id = 0
+        self._responses: dict[int, dict] = {}
+        self.events: list[dict] = []
+        self._closed = False
+        self._condition = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        buffer = b""
+        while chunk := os.read(self._reader, 1 << 16):
+            buffer += chunk
+            *messages, buffer = buffer.split(b"\0")
+            with self._condition:
+                for raw in messages:
+                    message = json.loads(raw)
+                    if "id" in message:
+                        self._responses[message["id"]] = message
+                    else:
+                        self.events.append(message)
+                self._condition.notify_all()
+        with self._condition:
+            self._closed = True
+            self._condition.notify_all()
+
+    def send(self, method: str, params: dict | None = None, session: str | None = None, timeout: float = 60) -> dict:
+        """Send one protocol command and wait for its result."""
+        with self._condition:
+            self._next_id += 1
+            number = self._next_id
+        message = {"id": number, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        os.write(self._writer, json.dumps(message).encode() + b"\0")
+        with self._condition:
+            if not self._condition.wait_for(lambda: number in self._responses or self._closed, timeout):
+                raise TimeoutError(f"Chromium did not answer {method} within {timeout} s")
+            if number not in self._responses:
+                raise RuntimeError(f"Chromium exited while answering {method}")
+            response = self._responses.pop(number)
+        if "error" in response:
+            raise RuntimeError(f"{method} failed: {response['error']}")
+        return response.get("result", {})
+
+    def wait_for_event(self, method: str, session: str, since: int, timeout: float, where=lambda params: True) -> int:
+        """Wait for an event of one tab after the first ``since`` events; return its position."""
+
+        def position() -> int | None:
+            for index in range(since, len(self.events)):
+                event = self.events[index]
+                if event["method"] == method and event.get("sessionId") == session and where(event["params"]):
+                    return index
+            return None
+
+        with self._condition:
+            self._condition.wait_for(lambda: position() is not None or self._closed, timeout)
+            if (found := position()) is None:
+                raise TimeoutError(f"no {method} within {timeout} s")
+            return found
+
+    def events_since(self, since: int, session: str) -> list[dict]:
+        """The events of one tab received after the first ``since`` events."""
+        with self._condition:
+            return [e for e in self.events[since:] if e.get("sessionId") == session]
+
+    def evaluate(self, expression: str, session: str, timeout: float = PAGE_TIMEOUT_S) -> object:
+        """The value of a JavaScript expression (awaited if it is a promise)."""
+        result = self.send(
+            "Runtime.evaluate",
+            {"expression": expression, "awaitPromise": True, "returnByValue": True},
+            session=session,
+            timeout=timeout,
+        )
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"evaluation failed: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def close(self) -> None:
+        try:
+            self.send("Browser.close", timeout=10)
+            self.process.wait(timeout=10)
+        except (RuntimeError, TimeoutError, subprocess.TimeoutExpired, OSError):
+            self.process.kill()
+            self.process.wait()
+        finally:
+            for descriptor in (self._writer, self._reader):
+                try:
+                    os.close(descriptor)
+                except OSError:
+                    pass
+            self._log.close()
+
+
+def find_browser() -> str | None:
+    for name in BROWSER_NAMES:
+        if path := shutil.which(name):
+            return path
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevTools]:
+    executable = find_browser()
+    if executable is None:
+        reason = (
+            "no Chromium on PATH, so the browser tests cannot run: the README's test command "
+            "installs Debian's chromium when it runs as root with apt-get; otherwise install it "
+            "(apt-get install chromium)"
+        )
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    directory = tmp_path_factory.mktemp("chromium")
+    devtools = DevTools(executable, directory / "profile", directory / "chromium.log")
+    try:
+        devtools.send("Browser.getVersion", timeout=60)
+    except (RuntimeError, TimeoutError) as error:
+        devtools.close()
+        pytest.fail(f"{executable} did not start: {error}\n{(directory / 'chromium.log').read_text()[-3000:]}")
+    yield devtools
+    devtools.close()
+
+
+# --------------------------------------------------------------------------------------------
+# Loading a page and recording what a reader would see
+# --------------------------------------------------------------------------------------------
+
+# Run in the page after its load event: waits for MathJax's first typesetting and for every
+# image, then moves each control of each widget stand-in one step and back.
+INSPECT_PAGE = r"""
+(async () => {
+  const report = {};
+  report.thebeConfigured = typeof THEBE_JS_URL === "string" && typeof thebe_selector === "string";
+  report.mathjaxLoaded = !!(window.MathJax && window.MathJax.version && window.MathJax.startup);
+  if (report.mathjaxLoaded) { await window.MathJax.startup.promise; }
+  const math = [...document.querySelectorAll(".math")];
+  report.mathElements = math.length;
+  report.untypeset = math.filter(e => !e.querySelector("mjx-container")).map(e => e.textContent.slice(0, 80));
+  report.mathContainers = document.querySelectorAll("mjx-container").length;
+  report.texErrors = [...document.querySelectorAll("mjx-merror")].map(
+    e => e.getAttribute("data-mjx-error") || e.textContent.slice(0, 80));
+  const raw = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {
+    acceptNode: n => n.parentElement.closest("pre, code, script, style, textarea, mjx-container")
+      ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT,
+  });
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const m = n.textContent.match(/\\[()\[\]]|\\begin\{/);
+    if (m) raw.push(n.textContent.trim().slice(0, 80));
+  }
+  report.rawTex = raw;
+  const images = [...document.images];
+  images.forEach(i => { i.loading = "eager"; });
+  await Promise.all(images.map(i => i.decode().catch(() => null)));
+  report.images = images.map(i => ({src: (i.getAttribute("src") || "").slice(0, 80), width: i.naturalWidth}));
+  report.standins = [];
+  for (const root of document.querySelectorAll("div.covpo-standin")) {
+    const image = root.querySelector("img.covpo-frame");
+    const standin = {id: root.id, hasImage: !!image, controls: []};
+    for (const input of root.querySelectorAll("input.covpo-range")) {
+      if (input.type !== "range" || Number(input.max) <= Number(input.min)) continue;
+      const label = input.getAttribute("aria-label");
+      const value = input.value;
+      const before = {frame: image && image.getAttribute("data-frame"), src: image && image.src};
+      const next = Number(value) < Number(input.max) ? Number(value) + 1 : Number(input.min);
+      input.value = String(next);
+      input.dispatchEvent(new Event("input", {bubbles: true}));
+      if (image) { await image.decode().catch(() => null); }
+      const after = {frame: image && image.getAttribute("data-frame"), src: image && image.src,
+                     width: image ? image.naturalWidth : 0};
+      standin.controls.push({label, from: value, to: String(next), frameBefore: before.frame,
+                             frameAfter: after.frame, srcChanged: before.src !== after.src,
+                             widthAfter: after.width});
+      input.value = value;
+      input.dispatchEvent(new Event("input", {bubbles: true}));
+    }
+    report.standins.push(standin);
+  }
+  report.scrollHeight = Math.max(document.documentElement.scrollHeight, document.body.scrollHeight);
+  return report;
+})()
+"""
+
+
+@dataclass
+class PageReport:
+    """What loading one page in the browser showed."""
+
+    page: str
+    errors: list[str] = field(default_factory=list)
+    external_requests: list[str] = field(default_factory=list)
+    inspection: dict = field(default_factory=dict)
+    screenshot: Path | None = None
+    loaded_bytes: int = 0  # the page and every local file it loaded, as read from disk
+
+    def unexpected_errors(self) -> list[str]:
+        return [e for e in self.errors if not any(re.search(pattern, e) for pattern, _ in JS_ERROR_ALLOW_LIST)]
+
+
+def describe_error(event: dict) -> str | None:
+    """The text of a protocol event that reports a JavaScript error, or None."""
+    method, params = event["method"], event.get("params", {})
+    if method == "Runtime.exceptionThrown":
+        details = params["exceptionDetails"]
+        text = details.get("exception", {}).get("description") or details.get("text", "")
+        return f"exception: {text} ({details.get('url', '')}:{details.get('lineNumber', '?')})"
+    if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
+        text = " ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", []))
+        return f"console.{params['type']}: {text}"
+    if method == "Log.entryAdded" and params["entry"]["level"] == "error":
+        entry = params["entry"]
+        return f"log: {entry['text']} ({entry.get('url', '')})"
+    return None
+
+
+def load_page(devtools: DevTools, session: str, html: Path, page: Path) -> PageReport:
+    """Open one page from disk, inspect it, and save its screenshot."""
+    name = page.relative_to(html).as_posix()
+    since = len(devtools.events)
+    url = page.as_uri()
+    devtools.send("Page.navigate", {"url": url}, session=session)
+    navigated = devtools.wait_for_event(
+        "Page.frameNavigated", session, since, PAGE_TIMEOUT_S,
+        where=lambda params: params["frame"]["url"] == url and "parentId" not in params["frame"],
+    )
+    devtools.wait_for_event("Page.loadEventFired", session, navigated, PAGE_TIMEOUT_S)
+    report = PageReport(name, inspection=devtools.evaluate(INSPECT_PAGE, session))
+    local_files = set()
+    for event in devtools.events_since(since, session):
+        if (error := describe_error(event)) is not None:
+            report.errors.append(error)
+        if event["method"] == "Network.requestWillBeSent":
+            url = event["params"]["request"]["url"]
+            if not url.startswith(LOCAL_SCHEMES):
+                report.external_requests.append(url)
+            elif url.startswith("file:"):
+                local_files.add(Path(unquote(urlsplit(url).path)))
+    report.loaded_bytes = sum(path.stat().st_size for path in local_files if path.is_file())
+    height = min(int(report.inspection["scrollHeight"]), MAX_SCREENSHOT_HEIGHT)
+    shot = devtools.send(
+        "Page.captureScreenshot",
+        {"format": "png", "captureBeyondViewport": True,
+         "clip": {"x": 0, "y": 0, "width": VIEWPORT["width"], "height": height, "scale": 1}},
+        session=session,
+    )
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    report.screenshot = SCREENSHOTS / (name.removesuffix(".html").replace("/", "__") + ".png")
+    report.screenshot.write_bytes(base64.b64decode(shot["data"]))
+    return report
+
+
+@pytest.fixture(scope="session")
+def page_reports(built_site: BuiltSite, browser: DevTools) -> dict[str, PageReport]:
+    """Every page of the site (except redirects), loaded once in a fresh tab."""
+    target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    for method in ("Page.enable", "Runtime.enable", "Log.enable", "Network.enable"):
+        browser.send(method, session=session)
+    # Nothing may reach the network; a request is still recorded before it is blocked.
+    browser.send("Network.setBlockedURLs", {"urls": ["http://*", "https://*", "ws://*", "wss://*"]}, session=session)
+    browser.send("Emulation.setDeviceMetricsOverride", VIEWPORT, session=session)
+    if SCREENSHOTS.exists():
+        shutil.rmtree(SCREENSHOTS)
+    reports = {}
+    for page in built_pages(built_site.html):
+        if redirect_target(page) is None:
+            report = load_page(browser, session, built_site.html, page)
+            reports[report.page] = report
+    browser.send("Target.closeTarget", {"targetId": target})
+    summary = {
+        name: {
+            "html_bytes": (built_site.html / name).stat().st_size,
+            "loaded_bytes": report.loaded_bytes,
+            "errors": report.errors,
+            "external_requests": report.external_requests,
+            "math_elements": report.inspection["mathElements"],
+            "widget_standins": len(report.inspection["standins"]),
+            "images": len(report.inspection["images"]),
+        }
+        for name, report in reports.items()
+    }
+    (SCREENSHOTS / "pages.json").write_text(json.dumps(summary, indent=1))
+    return reports
+
+
+# --------------------------------------------------------------------------------------------
+# What the chapter sources say the pages must show
+# --------------------------------------------------------------------------------------------
+
+
+def source_has_math(entry: str) -> bool:
+    """Whether a chapter's markdown (outside code) has math: $...$, {math} or an environment."""
+    text = (REPOSITORY / f"{entry}.md").read_text()
+    code = re.compile(r"^```(?:\{code-cell\}[^\n]*|[\w+-]*)\n.*?^```[ \t]*$", flags=re.S | re.M)
+    prose = re.sub(r"`[^`\n]*`", "", code.sub("", text))
+    return bool(re.search(r"\$[^$\n]+\$|\{math\}|\\begin\{", prose))
+
+
+def expected_widgets(entry: str) -> int:
+    """How many widgets the chapter's executed notebook displayed."""
+    notebook = EXECUTED / f"{entry}.ipynb"
+    if not notebook.exists():
+        return 0
+    outputs = [o for cell in nbformat.read(notebook, as_version=4).cells for o in cell.get("outputs", [])]
+    return sum("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+
+
+def chapter_report(page_reports: dict[str, PageReport], entry: str) -> PageReport:
+    assert f"{entry}.html" in page_reports, f"{entry}.html was not built"
+    return page_reports[f"{entry}.html"]
+
+
+# --------------------------------------------------------------------------------------------
+# Tests that need only the build
+# --------------------------------------------------------------------------------------------
+
+
+def test_book_build_is_clean(built_site: BuiltSite):
+    if built_site.returncode is None:
+        pytest.skip("reused _build/html, built outside the tests after the last change to the book")
+    assert built_site.returncode == 0, f"jupyter-book build -W -n --keep-going --all failed:\n{built_site.log_tail}"
+
+
+def test_every_page_is_under_5_mb(built_site: BuiltSite):
+    sizes = {p.relative_to(built_site.html).as_posix(): p.stat().st_size for p in built_pages(built_site.html)}
+    too_big = {page: size for page, size in sizes.items() if size > MAX_PAGE_BYTES}
+    assert not too_big, f"pages over {MAX_PAGE_BYTES} bytes: {too_big}"
+
+
+def test_pages_load_no_script_style_or_image_from_the_network(built_site: BuiltSite):
+    remote = re.compile(r"""<(?:script|img|iframe)\b[^>]*\ssrc=["'](?:https?:)?//|<link\b[^>]*\shref=["'](?:https?:)?//[^"']*\.(?:css|js)""")
+    found = {}
+    for page in built_pages(built_site.html):
+        hits = remote.findall(page.read_text(errors="replace"))
+        if hits:
+            found[page.relative_to(built_site.html).as_posix()] = hits
+    assert not found, f"pages that load from the network: {found}"
+
+
+def test_mathjax_is_served_from_the_site(built_site: BuiltSite):
+    page = (built_site.html / f"{CHAPTERS[0]}.html").read_text()
+    match = re.search(r'<script[^>]*src="([^"]*mathjax[^"]*)"', page, flags=re.I)
+    assert match, "no MathJax script on the page"
+    local = (built_site.html / CHAPTERS[0]).parent / match.group(1).split("?")[0]
+    assert local.resolve().is_file(), f"MathJax is loaded from {match.group(1)}, which is not a file of the site"
+
+
+def test_redirect_pages_point_at_built_pages(built_site: BuiltSite):
+    for page in built_pages(built_site.html):
+        if (target := redirect_target(page)) is not None:
+            assert (page.parent / target).resolve().is_file(), f"{page.name} redirects to missing {target}"
+
+
+def test_api_page_documents_every_module(built_site: BuiltSite):
+    api = built_site.html / "book" / "api.html"
+    assert api.exists(), "book/api.md was not built"
+    text = api.read_text()
+    package = REPOSITORY / "src"
+    modules = {
+        ".".join(path.relative_to(package).with_suffix("").parts).removesuffix(".__init__")
+        for path in (package / "covpo").rglob("*.py")
+        if not path.name.startswith("_") or path.name == "__init__.py"
+    }
+    missing = sorted(m for m in modules if f'id="module-{m}"' not in text)
+    assert not missing, f"modules missing from the API page (add an automodule to book/api.md): {missing}"
+
+
+# --------------------------------------------------------------------------------------------
+# Tests in the browser
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("entry", CHAPTERS)
+def test_chapter_has_no_javascript_errors_or_network_requests(page_reports, entry):
+    report = chapter_report(page_reports, entry)
+    assert not report.unexpected_errors(), f"JavaScript errors on {report.page}: {report.unexpected_errors()}"
+    if any("THEBE_JS_URL" in error for error in report.errors):
+        assert report.inspection["thebeConfigured"], "the allowed Thebe error hides a missing Thebe configuration"
+    unexpected = [u for u in report.external_requests if not u.startswith(EXTERNAL_REQUEST_ALLOW_LIST)]
+    assert not unexpected, f"{report.page} requested {unexpected}"
+
+
+@pytest.mark.parametrize("entry", CHAPTERS)
+def test_chapter_math_is_typeset(page_reports, entry):
+    report = chapter_report(page_reports, entry)
+    seen = report.inspection
+    if source_has_math(entry):
+        assert seen["mathElements"] > 0, f"{entry}.md has math but the page has none"
+    if seen["mathElements"]:
+        assert seen["mathjaxLoaded"], f"MathJax did not load on {report.page}"
+        assert not seen["untypeset"], f"math left untypeset on {report.page}: {seen['untypeset'][:5]}"
+        assert seen["mathContainers"] >= seen["mathElements"]
+    assert not seen["texErrors"], f"TeX errors on {report.page}: {seen['texErrors']}"
+    assert not seen["rawTex"], f"raw TeX in the visible text of {report.page}: {seen['rawTex'][:5]}"
+
+
+@pytest.mark.parametrize("entry", CHAPTERS)
+def test_chapter_images_load(page_reports, entry):
+    report = chapter_report(page_reports, entry)
+    broken = [image["src"] for image in report.inspection["images"] if image["width"] <= 0]
+    assert not broken, f"images that did not load on {report.page}: {broken}"
+
+
+@pytest.mark.parametrize("entry", CHAPTERS)
+def test_chapter_widget_standins_respond(page_reports, entry):
+    report = chapter_report(page_reports, entry)
+    standins = report.inspection["standins"]
+    expected = expected_widgets(entry)
+    assert len(standins) == expected, f"{report.page} shows {len(standins)} widget stand-ins, its notebook {expected}"
+    for standin in standins:
+        assert standin["hasImage"], f"stand-in {standin['id']} on {report.page} has no frame"
+        assert standin["controls"], f"stand-in {standin['id']} on {report.page} has no control to move"
+        for control in standin["controls"]:
+            where = f"control {control['label']!r} of {standin['id']} on {report.page}"
+            assert control["frameAfter"] != control["frameBefore"], f"{where} did not change the frame"
+            assert control["srcChanged"], f"{where} changed data-frame but not the image"
+            assert control["widthAfter"] > 0, f"{where} shows a frame that does not load"
+
+
+@pytest.mark.parametrize("entry", CHAPTERS)
+def test_chapter_screenshot_saved(page_reports, entry):
+    report = chapter_report(page_reports, entry)
+    assert report.screenshot is not None and report.screenshot.stat().st_size > 0
+
+
+def test_other_pages_work_in_the_browser(page_reports):
+    others = {name: report for name, report in page_reports.items() if name.removesuffix(".html") not in CHAPTERS}
+    assert others, "no index or search pages were built"
+    for name, report in others.items():
+        assert not report.unexpected_errors(), f"JavaScript errors on {name}: {report.unexpected_errors()}"
+        assert not report.external_requests, f"{name} requested {report.external_requests}"
+        assert all(image["width"] > 0 for image in report.inspection["images"]), f"broken image on {name}"
+        assert not report.inspection["texErrors"] and not report.inspection["untypeset"], f"math broken on {name}"
