@@ -24,20 +24,11 @@ from scipy.special import logsumexp
 
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_gradient, regularized_optimum
-from covpo.policies import base_log_policy, expected_kl, expected_reward, log_coverage, log_policy
+from covpo.policies import base_log_policy, expected_kl, log_coverage, log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_finite_array, check_positive, check_shape
 
 REALIZABILITY_TOLERANCE = 1e-9
-
-
-def _record_policy(recorder: TrajectoryRecorder, instance: BanditInstance, log_probs: np.ndarray) -> None:
-    """Record reward, per-prompt log coverage and KL to the base model of one iterate."""
-    recorder.record(
-        reward=expected_reward(instance, log_probs),
-        log_coverage=log_coverage(instance, log_probs),
-        kl_to_base=expected_kl(instance, log_probs, base_log_policy(instance)),
-    )
 
 
 def mirror_descent_policy(instance: BanditInstance, beta: float, t: int) -> np.ndarray:
@@ -75,11 +66,11 @@ def exact_mirror_descent(instance: BanditInstance, beta: float, n_iterations: in
         "exact mirror descent", instance.optimal_value, {"beta": beta, "n_iterations": n_iterations}
     )
     log_probs = base_log_policy(instance)
-    _record_policy(recorder, instance, log_probs)
+    recorder.record_policy(instance, log_probs)
     for _ in range(n_iterations):
         recorder.count_reset()
         log_probs = regularized_optimum(instance, log_probs, beta)
-        _record_policy(recorder, instance, log_probs)
+        recorder.record_policy(instance, log_probs)
     return recorder.finish()
 
 
@@ -152,7 +143,7 @@ class InnerLoopContext:
         """Count one gradient step, arriving at ``theta``, and record it if asked to."""
         self.recorder.count_gradient_steps(1)
         if self.record_each_step:
-            _record_policy(self.recorder, subproblem.instance, log_policy(subproblem.instance, theta))
+            self.recorder.record_policy(subproblem.instance, log_policy(subproblem.instance, theta))
 
     def responses_sampled(self, count: int) -> None:
         """Count ``count`` sampled responses (every response drawn, baselines included)."""
@@ -297,7 +288,7 @@ def apmd(
     context = InnerLoopContext(recorder=recorder, rng=rng, record_each_step=record_each_step)
     theta = np.array(instance.base_theta, dtype=float)
     log_probs = log_policy(instance, theta)
-    _record_policy(recorder, instance, log_probs)
+    recorder.record_policy(instance, log_probs)
     thetas = [theta]
     inner_kl = []
     for iteration in range(n_iterations):
@@ -316,7 +307,7 @@ def apmd(
         log_probs = log_policy(instance, theta)
         inner_kl.append(expected_kl(instance, log_probs, subproblem.log_target))
         if not (record_each_step and recorder.gradient_steps > steps_before):
-            _record_policy(recorder, instance, log_probs)
+            recorder.record_policy(instance, log_probs)
         thetas.append(theta)
     return APMDResult(trajectory=recorder.finish(), thetas=np.vstack(thetas), inner_kl=np.array(inner_kl))
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from covpo.instances import BanditInstance
+from covpo.policies import base_log_policy, expected_kl, expected_reward, log_coverage
 from covpo.validation import check_count, check_finite_array, check_nonnegative
 
 LOG10_E = np.log10(np.e)
@@ -139,6 +141,14 @@ class TrajectoryRecorder:
                 coverage,
                 float(kl_to_base),
             )
+        )
+
+    def record_policy(self, instance: BanditInstance, log_probs: np.ndarray) -> None:
+        """Keep an iterate given as a log-probability table: its reward, log coverage and KL to ``pi_0``."""
+        self.record(
+            expected_reward(instance, log_probs),
+            log_coverage(instance, log_probs),
+            expected_kl(instance, log_probs, base_log_policy(instance)),
         )
 
     def finish(self) -> Trajectory:

@@ -1,0 +1,199 @@
+"""REINFORCE on softmax-linear bandits, with a KL penalty toward the fixed base model (SPEC section 3).
+
+Both variants ascend ``J_beta(pi_theta; pi_0) = J(pi_theta) - beta E_x KL(pi_theta || pi_0)``
+(plain ``J`` when ``beta`` is ``None``) with a constant learning rate:
+
+- :func:`exact_reinforce` uses the population gradient of :mod:`covpo.objectives`;
+- :func:`sampled_reinforce` estimates it from a batch of ``(x, y)`` drawn from ``pi_theta``,
+  ``mean_i A_i (phi(x_i, y_i) - phibar(x_i))`` with ``A_i`` the (KL-shaped) reward minus a
+  leave-one-out or batch-mean baseline.
+
+Every recorded iterate is evaluated exactly (reward, log coverage, KL to the base model), so
+runs compare on equal terms with the other algorithms. The reduced, compiled engine for the
+coverage-collapse instance lives in :mod:`covpo.collapse`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from covpo.instances import BanditInstance
+from covpo.objectives import regularized_gradient, reward_gradient
+from covpo.policies import (
+    base_log_policy,
+    log_policy,
+    sample_prompts,
+    sample_responses,
+)
+from covpo.trajectory import Trajectory, TrajectoryRecorder
+from covpo.validation import check_count, check_finite_array, check_positive, check_shape
+
+BASELINES = ("leave_one_out", "batch_mean")
+
+
+def _check_beta(beta: float | None) -> float | None:
+    return None if beta is None else check_positive("beta", beta)
+
+
+def check_baseline(baseline: str, batch_size: int) -> str:
+    """Return ``baseline`` if it is a known baseline usable with batches of ``batch_size``."""
+    if baseline not in BASELINES:
+        raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
+    if baseline == "leave_one_out" and batch_size < 2:
+        raise ValueError(f"batch_size must be >= 2 for a leave-one-out baseline, got {batch_size!r}")
+    return baseline
+
+
+def _check_theta(instance: BanditInstance, theta: np.ndarray | None) -> np.ndarray:
+    if theta is None:
+        return instance.base_theta.copy()
+    return check_shape("theta", check_finite_array("theta", theta, ndim=1), (instance.dim,)).copy()
+
+
+def exact_reinforce(
+    instance: BanditInstance,
+    eta: float,
+    n_steps: int,
+    beta: float | None = None,
+    record_every: int = 1,
+    theta: np.ndarray | None = None,
+) -> Trajectory:
+    """Exact REINFORCE: ``theta <- theta + eta grad J_beta(pi_theta; pi_0)`` (SPEC section 3).
+
+    Parameters
+    ----------
+    instance
+        Any softmax-linear :class:`~covpo.instances.BanditInstance`.
+    eta
+        Learning rate, ``> 0``.
+    n_steps
+        Number of gradient steps, ``>= 1``.
+    beta
+        KL strength toward the base model ``pi_0``, ``> 0``; ``None`` ascends plain ``J``.
+    record_every
+        Record every ``record_every``-th iterate (the first and last are always recorded).
+    theta
+        Starting parameters; the base model's ``theta_0`` by default.
+
+    Returns
+    -------
+    Trajectory
+        Costs count one gradient step per update and no sampled responses.
+    """
+    eta = check_positive("eta", eta)
+    n_steps = check_count("n_steps", n_steps)
+    beta = _check_beta(beta)
+    record_every = check_count("record_every", record_every)
+    theta = _check_theta(instance, theta)
+    log_base = base_log_policy(instance)
+    recorder = TrajectoryRecorder(
+        "exact REINFORCE", instance.optimal_value, {"eta": eta, "beta": beta, "n_steps": n_steps}
+    )
+    recorder.record_policy(instance, log_policy(instance, theta))
+    for step in range(1, n_steps + 1):
+        if beta is None:
+            gradient = reward_gradient(instance, theta)
+        else:
+            gradient = regularized_gradient(instance, theta, log_base, beta)
+        theta = theta + eta * gradient
+        recorder.count_gradient_steps()
+        if step % record_every == 0 or step == n_steps:
+            recorder.record_policy(instance, log_policy(instance, theta))
+    return recorder.finish()
+
+
+def sampled_gradient(
+    instance: BanditInstance,
+    theta: np.ndarray,
+    prompts: np.ndarray,
+    responses: np.ndarray,
+    beta: float | None = None,
+    baseline: str = "leave_one_out",
+) -> np.ndarray:
+    """The REINFORCE estimate ``mean_i A_i (phi(x_i, y_i) - phibar(x_i))`` of ``grad J_beta`` (SPEC section 3).
+
+    ``A_i`` is the shaped reward ``r - beta log(pi_theta / pi_0)`` (just ``r`` without
+    ``beta``) minus a baseline: the mean of the *other* samples (``"leave_one_out"``, unbiased)
+    or of the whole batch (``"batch_mean"``, biased by a factor ``1 - 1/B``).
+    """
+    prompts = np.asarray(prompts, dtype=np.int64)
+    responses = np.asarray(responses, dtype=np.int64)
+    batch_size = prompts.size
+    check_baseline(baseline, batch_size)
+    log_probs = log_policy(instance, theta)
+    shaped = instance.rewards[prompts, responses]
+    if beta is not None:
+        shaped = shaped - beta * (log_probs - base_log_policy(instance))[prompts, responses]
+    total = shaped.sum()
+    if baseline == "leave_one_out":
+        advantages = shaped - (total - shaped) / (batch_size - 1)
+    else:
+        advantages = shaped - total / batch_size
+    mean_features = np.einsum("xy,xyd->xd", np.exp(log_probs), instance.features)
+    scores = instance.features[prompts, responses] - mean_features[prompts]
+    return advantages @ scores / batch_size
+
+
+def sampled_reinforce(
+    instance: BanditInstance,
+    eta: float,
+    n_steps: int,
+    batch_size: int,
+    rng: np.random.Generator,
+    beta: float | None = None,
+    baseline: str = "leave_one_out",
+    record_every: int = 1,
+    theta: np.ndarray | None = None,
+) -> Trajectory:
+    """Stochastic REINFORCE: each step draws ``batch_size`` pairs ``x ~ rho, y ~ pi_theta(.|x)`` (SPEC section 3).
+
+    The update is ``theta <- theta + eta g`` with ``g`` from :func:`sampled_gradient`.
+
+    Parameters
+    ----------
+    instance
+        Any softmax-linear :class:`~covpo.instances.BanditInstance`.
+    eta
+        Learning rate, ``> 0``.
+    n_steps
+        Number of gradient steps, ``>= 1``.
+    batch_size
+        Prompt-response pairs per step (``>= 2`` with the leave-one-out baseline).
+    rng
+        The generator every prompt and response is drawn from.
+    beta
+        KL strength toward the base model, ``> 0``, or ``None``.
+    baseline
+        ``"leave_one_out"`` or ``"batch_mean"``.
+    record_every
+        Record every ``record_every``-th iterate (the first and last are always recorded).
+    theta
+        Starting parameters; the base model's ``theta_0`` by default.
+
+    Returns
+    -------
+    Trajectory
+        Costs count one gradient step and ``batch_size`` responses per update.
+    """
+    eta = check_positive("eta", eta)
+    n_steps = check_count("n_steps", n_steps)
+    batch_size = check_count("batch_size", batch_size)
+    beta = _check_beta(beta)
+    record_every = check_count("record_every", record_every)
+    baseline = check_baseline(baseline, batch_size)
+    theta = _check_theta(instance, theta)
+    recorder = TrajectoryRecorder(
+        "sampled REINFORCE",
+        instance.optimal_value,
+        {"eta": eta, "beta": beta, "n_steps": n_steps, "batch_size": batch_size, "baseline": baseline},
+    )
+    recorder.record_policy(instance, log_policy(instance, theta))
+    for step in range(1, n_steps + 1):
+        prompts = sample_prompts(instance, rng, batch_size)
+        responses = sample_responses(log_policy(instance, theta), prompts, rng)
+        theta = theta + eta * sampled_gradient(instance, theta, prompts, responses, beta, baseline)
+        recorder.count_responses(batch_size)
+        recorder.count_gradient_steps()
+        if step % record_every == 0 or step == n_steps:
+            recorder.record_policy(instance, log_policy(instance, theta))
+    return recorder.finish()
