@@ -1,0 +1,498 @@
+"""The compiled engine: exact gradient ascent on the reduced collapse state (SPEC sections 3 and 5).
+
+Each member of a class receives the per-member gradient ``pi(y) (r(y) - V)`` (SPEC section 3,
+tabular case), plus the KL term when the ascent is regularized, so three logits carry the
+whole state exactly. The hot loop is compiled with numba, advances many runs in parallel and
+works in log space, so coverage far below ``1e-300`` keeps an exact logarithm. Every run
+keeps the lowest coverage it ever visits and stops at the first eps-optimal step, so the
+recorded minimum and steps to eps are exact however sparse the records.
+
+The KL term pulls toward a reference given by its class log masses. REINFORCE keeps the
+base model as the reference; the same loop resets it to the current policy every
+``inner_steps`` steps for APMD (:mod:`covpo.collapse.resets`), so both methods share one
+engine and one cost accounting.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+from tqdm.std import tqdm
+
+from covpo.trajectory import LOG10_E, Trajectory, trajectory_from_arrays
+from covpo.validation import check_count, check_nonnegative, check_positive
+
+from .instance import (
+    CollapseInstance,
+    _check_beta,
+    _check_eps,
+    _check_instance,
+    _state_summary,
+    class_log_probs,
+    plane_coordinates,
+)
+
+DEFAULT_ETA = 4.0
+DEFAULT_MAX_STEPS = 30_000_000
+DEFAULT_N_RECORDS = 200
+
+CHUNK_STEPS = 1_000_000
+PROGRESS_MIN_STEPS = 50_000_000
+PROGRESS_DELAY_SECONDS = 1.0
+
+
+@njit(cache=True, parallel=True)
+def _advance_exact_runs(
+    logits,
+    steps,
+    stop_steps,
+    reached,
+    lowest_log_coverage,
+    lowest_steps,
+    lowest_logits,
+    record_steps,
+    record_logits,
+    reference_log_probs,
+    log_multiplicities,
+    rewards,
+    etas,
+    betas,
+    inner_steps,
+    eps,
+):
+    """Advance every run from ``steps`` to ``stop_steps`` (or to eps-optimality), in place.
+
+    At each visited state: keep it if its step is in ``record_steps``, track the lowest log
+    coverage, stop if ``J* - J <= eps`` (``eps < 0`` never stops); at a positive step that is a
+    multiple of ``inner_steps`` (``0``: never) reset the reference ``reference_log_probs`` (class
+    log masses, the base model's at step 0) to the current policy; then take the step
+    ``theta_c += eta * pi_member_c * (r_c - V - beta (log(pi/pi_ref)_c - KL))``.
+    """
+    n_records = record_steps.shape[0]
+    for run in prange(logits.shape[0]):
+        step = steps[run]
+        stop = stop_steps[run]
+        if reached[run] or step > stop:
+            continue
+        theta0, theta1, theta2 = logits[run, 0], logits[run, 1], logits[run, 2]
+        lm0, lm1, lm2 = log_multiplicities[run, 0], log_multiplicities[run, 1], log_multiplicities[run, 2]
+        inv0, inv1, inv2 = np.exp(-lm0), np.exp(-lm1), np.exp(-lm2)
+        r0, r1, r2 = rewards[run, 0], rewards[run, 1], rewards[run, 2]
+        b0, b1, b2 = reference_log_probs[run, 0], reference_log_probs[run, 1], reference_log_probs[run, 2]
+        eta, beta, tolerance = etas[run], betas[run], eps[run]
+        period = inner_steps[run]
+        until_reset = 0
+        if period > 0:
+            until_reset = period if step == 0 else (period - step % period) % period
+        lowest = lowest_log_coverage[run]
+        lowest_step = lowest_steps[run]
+        low0, low1, low2 = lowest_logits[run, 0], lowest_logits[run, 1], lowest_logits[run, 2]
+        next_record = np.searchsorted(record_steps, step)
+        while True:
+            w0, w1, w2 = theta0 + lm0, theta1 + lm1, theta2 + lm2
+            top = max(w0, max(w1, w2))
+            e0, e1, e2 = np.exp(w0 - top), np.exp(w1 - top), np.exp(w2 - top)
+            total = e0 + e1 + e2
+            log_total = top + np.log(total)
+            p0, p1, p2 = e0 / total, e1 / total, e2 / total
+            log_coverage = w0 - log_total
+            if next_record < n_records and record_steps[next_record] == step:
+                record_logits[run, next_record, 0] = theta0
+                record_logits[run, next_record, 1] = theta1
+                record_logits[run, next_record, 2] = theta2
+                next_record += 1
+            if log_coverage < lowest:
+                lowest, lowest_step = log_coverage, step
+                low0, low1, low2 = theta0, theta1, theta2
+            if p1 * (r0 - r1) + p2 * (r0 - r2) <= tolerance:
+                reached[run] = True
+                break
+            if step >= stop:
+                break
+            if period > 0:
+                if until_reset == 0:
+                    b0, b1, b2 = log_coverage, w1 - log_total, w2 - log_total
+                    until_reset = period
+                until_reset -= 1
+            value = p0 * r0 + p1 * r1 + p2 * r2
+            g0, g1, g2 = p0 * (r0 - value), p1 * (r1 - value), p2 * (r2 - value)
+            if beta > 0.0:
+                d0 = log_coverage - b0
+                d1 = w1 - log_total - b1
+                d2 = w2 - log_total - b2
+                kl = p0 * d0 + p1 * d1 + p2 * d2
+                g0 -= beta * p0 * (d0 - kl)
+                g1 -= beta * p1 * (d1 - kl)
+                g2 -= beta * p2 * (d2 - kl)
+            theta0 += eta * g0 * inv0
+            theta1 += eta * g1 * inv1
+            theta2 += eta * g2 * inv2
+            step += 1
+        logits[run, 0], logits[run, 1], logits[run, 2] = theta0, theta1, theta2
+        steps[run] = step
+        lowest_log_coverage[run] = lowest
+        lowest_steps[run] = lowest_step
+        lowest_logits[run, 0], lowest_logits[run, 1], lowest_logits[run, 2] = low0, low1, low2
+        reference_log_probs[run, 0], reference_log_probs[run, 1], reference_log_probs[run, 2] = b0, b1, b2
+
+
+@dataclass(frozen=True)
+class _ExactRuns:
+    """Raw output of the engine for a batch of runs (internal)."""
+
+    final_logits: np.ndarray
+    final_steps: np.ndarray
+    reached: np.ndarray
+    lowest_log_coverage: np.ndarray
+    lowest_steps: np.ndarray
+    lowest_logits: np.ndarray
+    record_steps: np.ndarray
+    record_logits: np.ndarray
+
+
+def _progress_bar(total: int, progress: bool | None, description: str) -> tqdm:
+    """A stderr bar; automatic mode shows it only for large budgets that also take over a second."""
+    show = total >= PROGRESS_MIN_STEPS if progress is None else bool(progress)
+    delay = PROGRESS_DELAY_SECONDS if progress is None else 0.0
+    return tqdm(
+        total=total, file=sys.stderr, disable=not show, delay=delay, unit="step", unit_scale=True, desc=description
+    )
+
+
+def _run_exact(
+    instances: Sequence[CollapseInstance],
+    etas: np.ndarray,
+    betas: np.ndarray,
+    eps: np.ndarray,
+    max_steps: int,
+    record_steps: np.ndarray,
+    progress: bool | None,
+    inner_steps: np.ndarray | None = None,
+) -> _ExactRuns:
+    """Drive the compiled engine in chunks (a progress bar updates between chunks).
+
+    ``inner_steps`` holds each run's reference-reset period (``0``, the default for every run:
+    the reference stays at the base model).
+    """
+    n_runs = len(instances)
+    logits = np.array([instance.base_logits for instance in instances], dtype=float)
+    periods = np.zeros(n_runs, dtype=np.int64) if inner_steps is None else np.ascontiguousarray(inner_steps, np.int64)
+    parameters = {
+        "log_multiplicities": np.array([instance.log_multiplicities for instance in instances]),
+        "rewards": np.array([instance.rewards for instance in instances]),
+        "etas": np.ascontiguousarray(etas, dtype=float),
+        "betas": np.ascontiguousarray(betas, dtype=float),
+        "inner_steps": periods,
+        "eps": np.ascontiguousarray(eps, dtype=float),
+    }
+    reference_log_probs = np.array([instance.base_class_log_probs for instance in instances])
+    steps = np.zeros(n_runs, dtype=np.int64)
+    reached = np.zeros(n_runs, dtype=bool)
+    lowest_log_coverage = np.full(n_runs, np.inf)
+    lowest_steps = np.zeros(n_runs, dtype=np.int64)
+    lowest_logits = logits.copy()
+    record_steps = np.ascontiguousarray(record_steps, dtype=np.int64)
+    record_logits = np.full((n_runs, record_steps.size, 3), np.nan)
+    description = "exact APMD" if np.any(periods > 0) else "exact REINFORCE"
+    with _progress_bar(n_runs * max_steps, progress, description) as bar:
+        while True:
+            before, reached_before = steps.copy(), reached.copy()
+            stop_steps = np.minimum(steps + CHUNK_STEPS, max_steps)
+            _advance_exact_runs(
+                logits,
+                steps,
+                stop_steps,
+                reached,
+                lowest_log_coverage,
+                lowest_steps,
+                lowest_logits,
+                record_steps,
+                record_logits,
+                reference_log_probs,
+                **parameters,
+            )
+            skipped = np.where(reached & ~reached_before, max_steps - steps, 0)
+            bar.update(int((steps - before).sum() + skipped.sum()))
+            if not np.any(~reached & (steps < max_steps)):
+                break
+    return _ExactRuns(
+        logits, steps, reached, lowest_log_coverage, lowest_steps, lowest_logits, record_steps, record_logits
+    )
+
+
+def _log_spaced_steps(max_steps: int, n_records: int) -> np.ndarray:
+    """Step 0 and ``n_records`` log-spaced steps up to ``max_steps``."""
+    spaced = np.round(np.geomspace(1, max_steps, n_records)).astype(np.int64)
+    return np.unique(np.concatenate([[0], spaced, [max_steps]]))
+
+
+def _as_record_steps(record_steps: Sequence[int] | None, max_steps: int, n_records: int) -> np.ndarray:
+    if record_steps is None:
+        return _log_spaced_steps(max_steps, check_count("n_records", n_records))
+    steps = np.unique(np.asarray(record_steps, dtype=np.int64))
+    if steps.size == 0 or steps[0] < 0 or steps[-1] > max_steps:
+        raise ValueError(f"record_steps must be non-empty integers in [0, max_steps={max_steps}]")
+    return steps
+
+
+# ---------------------------------------------------------------------------------------------
+# Single runs
+
+
+@dataclass(frozen=True)
+class CollapseRun:
+    """One exact-gradient run (REINFORCE or APMD) on a :class:`~covpo.collapse.instance.CollapseInstance`.
+
+    It keeps the exact reduced state of every record next to the shared trajectory record.
+
+    Attributes
+    ----------
+    instance
+        The instance the run started from (at its base model).
+    trajectory
+        The shared cost-and-quality record (SPEC section 3). Its records are the log-spaced
+        steps, the step of lowest coverage over *all* steps, and the last step, which is the
+        first eps-optimal step when the run reached eps-optimality.
+    logits
+        Per-member logits ``(theta_opt, theta_dis, theta_zero)`` at every record, ``(n_records, 3)``.
+    eps
+        The eps the run was to stop at, or ``None`` when it was to run its whole budget.
+    reached_eps
+        Whether the run reached ``J* - J <= eps``.
+    """
+
+    instance: CollapseInstance
+    trajectory: Trajectory
+    logits: np.ndarray
+    eps: float | None
+    reached_eps: bool
+
+    @property
+    def steps_to_eps(self) -> int | None:
+        """Gradient steps to the first eps-optimal iterate, ``None`` if not reached."""
+        return self.trajectory.total_gradient_steps if self.reached_eps else None
+
+    @property
+    def class_log_probs(self) -> np.ndarray:
+        """Log mass on (optimal, distractor, zero block) at every record, ``(n_records, 3)``."""
+        return class_log_probs(self.instance, self.logits)
+
+    @property
+    def plane(self) -> np.ndarray:
+        """Exact ``(u, v)`` coordinates of every record relative to the base model, ``(n_records, 2)``."""
+        return plane_coordinates(self.instance, self.logits)
+
+    @property
+    def final_logits(self) -> np.ndarray:
+        """Per-member logits at the last step."""
+        return self.logits[-1]
+
+
+def _assemble_run(
+    instance: CollapseInstance,
+    runs: _ExactRuns,
+    index: int,
+    settings: dict,
+    eps: float | None,
+    algorithm: str = "exact REINFORCE",
+    inner_steps: int = 0,
+) -> CollapseRun:
+    """Merge the log-spaced records, the lowest-coverage state and the final state of one run.
+
+    With a reset period ``inner_steps > 0`` the record at step ``s`` has counted
+    ``ceil(s / inner_steps)`` reference resets, the convention of :func:`covpo.mirror_descent.apmd`.
+    """
+    final_step = int(runs.final_steps[index])
+    kept = runs.record_steps <= final_step
+    by_step = dict(zip(runs.record_steps[kept].tolist(), runs.record_logits[index, kept]))
+    by_step[int(runs.lowest_steps[index])] = runs.lowest_logits[index]
+    by_step[final_step] = runs.final_logits[index]
+    steps = np.array(sorted(by_step), dtype=np.int64)
+    logits = np.array([by_step[step] for step in steps])
+    summary = _state_summary(instance, logits)
+    trajectory = trajectory_from_arrays(
+        algorithm,
+        instance.optimal_value,
+        gradient_steps=steps,
+        reward=summary["reward"],
+        log_coverage=summary["log_coverage"],
+        kl_to_base=summary["kl_to_base"],
+        reference_resets=-(-steps // inner_steps) if inner_steps > 0 else None,
+        settings=settings,
+    )
+    return CollapseRun(instance, trajectory, logits, eps, bool(runs.reached[index]))
+
+
+def _settings(instance: CollapseInstance, eta: float, beta: float | None, eps: float | None, max_steps: int) -> dict:
+    return {
+        "gap": instance.gap,
+        "beta": beta,
+        "eta": eta,
+        "eps": eps,
+        "max_steps": max_steps,
+        "optimal_prob": instance.optimal_prob,
+        "distractor_prob": instance.distractor_prob,
+        "n_zero": instance.n_zero,
+    }
+
+
+def exact_collapse_run(
+    instance: CollapseInstance,
+    eta: float = DEFAULT_ETA,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    beta: float | None = None,
+    eps: float | None = None,
+    n_records: int = DEFAULT_N_RECORDS,
+    record_steps: Sequence[int] | None = None,
+    progress: bool | None = None,
+) -> CollapseRun:
+    """Exact REINFORCE on the reduced state, from the base model (SPEC sections 3 and 5).
+
+    Gradient ascent ``theta <- theta + eta grad J_beta(pi_theta; pi_0)`` on the per-member
+    logits, ``beta = None`` meaning plain ``J``. Stops at the first step with
+    ``J* - J <= eps`` when ``eps`` is given, else after ``max_steps`` steps.
+
+    Parameters
+    ----------
+    instance
+        A :class:`~covpo.collapse.instance.CollapseInstance`.
+    eta
+        Learning rate, ``> 0``.
+    max_steps
+        Budget of gradient steps.
+    beta
+        Strength of the KL penalty toward the fixed base model, ``> 0``, or ``None``.
+    eps
+        Stop at eps-optimality; ``None`` runs the whole budget.
+    n_records
+        Number of log-spaced steps to record (ignored when ``record_steps`` is given).
+    record_steps
+        Explicit steps to record instead, each in ``[0, max_steps]``.
+    progress
+        Show a progress bar on stderr; by default only for long runs.
+    """
+    instance = _check_instance(instance)
+    eta = check_positive("eta", eta)
+    max_steps = check_count("max_steps", max_steps)
+    beta = _check_beta(beta)
+    eps = _check_eps(eps)
+    steps = _as_record_steps(record_steps, max_steps, n_records)
+    runs = _run_exact(
+        [instance],
+        np.array([eta]),
+        np.array([0.0 if beta is None else beta]),
+        np.array([-1.0 if eps is None else eps]),
+        max_steps,
+        steps,
+        progress,
+    )
+    return _assemble_run(instance, runs, 0, _settings(instance, eta, beta, eps, max_steps), eps)
+
+
+def run_exact_reinforce(
+    instance: CollapseInstance,
+    eta: float = DEFAULT_ETA,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    beta: float | None = None,
+    eps: float | None = None,
+    n_records: int = DEFAULT_N_RECORDS,
+    progress: bool | None = None,
+) -> Trajectory:
+    """The :class:`~covpo.trajectory.Trajectory` of :func:`exact_collapse_run` (SPEC section 5).
+
+    Its ``min_log10_coverage`` is the minimum over every step, and ``steps_to_eps(eps)`` is
+    exact, because the lowest-coverage step and the first eps-optimal step are recorded.
+    """
+    return exact_collapse_run(instance, eta, max_steps, beta, eps, n_records, progress=progress).trajectory
+
+
+@dataclass(frozen=True)
+class ExactRunsSummary:
+    """Per-run outcomes of :func:`exact_reinforce_many` (or of APMD runs advanced together), one entry per run.
+
+    Attributes
+    ----------
+    reached_eps
+        Whether the run reached eps-optimality within the budget.
+    steps
+        Gradient steps taken: the steps to eps where reached, else the budget (a lower bound).
+    min_log10_coverage
+        Lowest base-10 log coverage over every step of the run.
+    min_coverage_step
+        The step at which it occurred.
+    final_reward, final_log10_coverage
+        Reward and base-10 log coverage at the last step.
+    final_logits
+        Per-member logits at the last step, ``(n_runs, 3)``.
+    """
+
+    reached_eps: np.ndarray
+    steps: np.ndarray
+    min_log10_coverage: np.ndarray
+    min_coverage_step: np.ndarray
+    final_reward: np.ndarray
+    final_log10_coverage: np.ndarray
+    final_logits: np.ndarray
+
+
+def exact_reinforce_many(
+    instances: Sequence[CollapseInstance],
+    etas: float | Sequence[float],
+    max_steps: int,
+    betas: float | None | Sequence[float | None] = None,
+    eps: float | None | Sequence[float | None] = None,
+    progress: bool | None = None,
+) -> ExactRunsSummary:
+    """Advance many exact runs in one compiled call, each until eps-optimality or the budget.
+
+    ``etas``, ``betas`` and ``eps`` are scalars (shared) or one value per instance; a
+    knob sweep passes one instance per knob value, a beta sweep one beta per run.
+    """
+    instances = _check_instances(instances)
+    max_steps = check_count("max_steps", max_steps)
+    n_runs = len(instances)
+    runs = _run_exact(
+        instances,
+        np.array([check_positive("etas", eta) for eta in _per_run("etas", etas, n_runs)]),
+        np.array([0.0 if beta is None else check_positive("betas", beta) for beta in _per_run("betas", betas, n_runs)]),
+        np.array([-1.0 if e is None else check_nonnegative("eps", e) for e in _per_run("eps", eps, n_runs)]),
+        max_steps,
+        np.zeros(0, dtype=np.int64),
+        progress,
+    )
+    return _summarize(instances, runs)
+
+
+def _check_instances(instances: Sequence[CollapseInstance]) -> list[CollapseInstance]:
+    checked = [_check_instance(instance) for instance in instances]
+    if not checked:
+        raise ValueError("instances must hold at least one CollapseInstance")
+    return checked
+
+
+def _per_run(name: str, values: object, n_runs: int) -> list:
+    """``values`` as one entry per run: a scalar is shared, a sequence must have ``n_runs`` entries."""
+    listed = list(values) if isinstance(values, Sequence | np.ndarray) else [values] * n_runs
+    if len(listed) != n_runs:
+        raise ValueError(f"{name} must be a scalar or have one value per instance ({n_runs}), got {len(listed)}")
+    return listed
+
+
+def _summarize(instances: Sequence[CollapseInstance], runs: _ExactRuns) -> ExactRunsSummary:
+    """The per-run outcomes of a batch the engine advanced without records."""
+    final = [_state_summary(instance, runs.final_logits[i]) for i, instance in enumerate(instances)]
+    return ExactRunsSummary(
+        reached_eps=runs.reached.copy(),
+        steps=runs.final_steps.copy(),
+        min_log10_coverage=runs.lowest_log_coverage * LOG10_E,
+        min_coverage_step=runs.lowest_steps.copy(),
+        final_reward=np.array([float(summary["reward"]) for summary in final]),
+        final_log10_coverage=np.array([float(summary["log_coverage"]) for summary in final]) * LOG10_E,
+        final_logits=runs.final_logits.copy(),
+    )
+
+

@@ -1,0 +1,382 @@
+"""Sweeps of exact-gradient APMD on the collapse family (SPEC sections 4 and 5, paper appendix C).
+
+- :func:`apmd_learning_rate_sweep`: the short learning-rate sweep of the paper's protocol;
+- :func:`inner_steps_sweep`: where coverage preservation breaks as the inner loop gets too
+  short or the step too large;
+- :func:`apmd_steps_along_knob`: steps to eps along the hardness knob of chapter 2, which
+  grow like a small power of ``1 / gap`` instead of exponentially, at constant coverage.
+
+Every sweep advances its runs together in one compiled call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from covpo.validation import check_count, check_finite_array, check_positive, check_probability
+
+from .engine import DEFAULT_ETA, DEFAULT_MAX_STEPS, _run_exact
+from .instance import (
+    DEFAULT_DISTRACTOR_PROB,
+    DEFAULT_EPS_FRACTION,
+    DEFAULT_N_ZERO,
+    DEFAULT_OPTIMAL_PROB,
+    CollapseInstance,
+    _check_instance,
+    _state_summary,
+    collapse_instance,
+)
+from .resets import DEFAULT_APMD_BETA, DEFAULT_INNER_STEPS, exact_apmd_many, mirror_descent_resets_to_eps
+from .sweeps import REGULARIZED_GAPS, UNREGULARIZED_GAPS
+
+APMD_KNOB_GAPS = np.concatenate([UNREGULARIZED_GAPS, REGULARIZED_GAPS, [1.0 / 100.0, 1.0 / 200.0]])
+"""Gaps of the APMD knob sweep, the two chapter-2 sweeps' gaps followed by ``1/gap = 100, 200``."""
+
+INNER_STEPS_GRID = (1, 2, 4, 8, 16, 32, 64)
+"""Inner step counts of :func:`inner_steps_sweep`."""
+
+ETA_GRID = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+"""Learning rates of :func:`inner_steps_sweep` and :func:`apmd_learning_rate_sweep`."""
+
+DEFAULT_COVERAGE_FRACTION = 0.5
+MONOTONE_TOLERANCE = 1e-12
+
+
+def _check_grid(name: str, values: Sequence[float] | np.ndarray, positive_integers: bool = False) -> np.ndarray:
+    grid = check_finite_array(name, values, ndim=1)
+    if grid.size == 0:
+        raise ValueError(f"{name} must hold at least one value")
+    if positive_integers:
+        return np.array([check_count(name, value) for value in grid], dtype=np.int64)
+    return np.array([check_positive(name, value) for value in grid])
+
+
+@dataclass(frozen=True)
+class APMDLearningRateSweep:
+    """Short APMD runs at several learning rates, to pick the one that improves reward fastest.
+
+    Attributes
+    ----------
+    etas
+        The learning rates.
+    reward
+        ``J`` at every step, ``(n_etas, n_steps + 1)``.
+    monotone
+        Whether the reward never decreased (to ``1e-12``) during the run.
+    best_eta
+        The monotone learning rate with the highest final reward (ties go to the one listed first).
+    beta, inner_steps
+        The APMD settings of the sweep.
+    """
+
+    etas: np.ndarray
+    reward: np.ndarray
+    monotone: np.ndarray
+    best_eta: float | None
+    beta: float
+    inner_steps: int
+
+
+def apmd_learning_rate_sweep(
+    instance: CollapseInstance,
+    etas: Sequence[float] | np.ndarray = ETA_GRID,
+    n_steps: int = 100,
+    beta: float = DEFAULT_APMD_BETA,
+    inner_steps: int = DEFAULT_INNER_STEPS,
+) -> APMDLearningRateSweep:
+    """The short learning-rate sweep of the paper's protocol (SPEC section 5), run on APMD itself.
+
+    Each learning rate runs ``n_steps`` exact APMD steps; the pick is the fastest rate whose
+    reward rises at every step. Rates past the stable range oscillate, and on this family a
+    rate with ``eta * beta >= 4`` also stalls where the optimal response and the distractor
+    hold equal mass (:mod:`covpo.collapse.resets`).
+    """
+    instance = _check_instance(instance)
+    etas = _check_grid("etas", etas)
+    n_steps = check_count("n_steps", n_steps)
+    beta = check_positive("beta", beta)
+    inner_steps = check_count("inner_steps", inner_steps)
+    runs = _run_exact(
+        [instance] * etas.size,
+        etas,
+        np.full(etas.size, beta),
+        np.full(etas.size, -1.0),
+        n_steps,
+        np.arange(n_steps + 1, dtype=np.int64),
+        progress=False,
+        inner_steps=np.full(etas.size, inner_steps),
+    )
+    reward = _state_summary(instance, runs.record_logits)["reward"]
+    monotone = np.all(np.diff(reward, axis=1) >= -MONOTONE_TOLERANCE, axis=1)
+    final = np.where(monotone, reward[:, -1], -np.inf)
+    best_eta = float(etas[np.argmax(final)]) if monotone.any() else None
+    return APMDLearningRateSweep(etas, reward, monotone, best_eta, beta, inner_steps)
+
+
+@dataclass(frozen=True)
+class InnerStepsSweep:
+    """APMD over a grid of inner step counts and learning rates on one instance (SPEC section 4).
+
+    Arrays are ``(n_etas, n_inner_steps)``.
+
+    Attributes
+    ----------
+    inner_steps, etas
+        The grid.
+    reached_eps
+        Whether each run reached eps-optimality within ``max_steps``.
+    steps_to_eps
+        Gradient steps to eps; where not reached, the budget (a lower bound).
+    min_log10_coverage
+        Lowest base-10 log coverage over every step of each run.
+    min_coverage_ratio
+        That lowest coverage divided by the base coverage.
+    preserved
+        Whether coverage stayed at or above ``coverage_fraction`` times the base coverage.
+    beta, eps, max_steps, coverage_fraction, base_coverage
+        The settings of the sweep.
+    """
+
+    inner_steps: np.ndarray
+    etas: np.ndarray
+    reached_eps: np.ndarray
+    steps_to_eps: np.ndarray
+    min_log10_coverage: np.ndarray
+    min_coverage_ratio: np.ndarray
+    preserved: np.ndarray
+    beta: float
+    eps: float
+    max_steps: int
+    coverage_fraction: float
+    base_coverage: float
+
+
+def inner_steps_sweep(
+    instance: CollapseInstance,
+    inner_steps: Sequence[int] | np.ndarray = INNER_STEPS_GRID,
+    etas: Sequence[float] | np.ndarray = ETA_GRID,
+    beta: float = DEFAULT_APMD_BETA,
+    eps: float | None = None,
+    max_steps: int = 1_000_000,
+    coverage_fraction: float = DEFAULT_COVERAGE_FRACTION,
+    progress: bool | None = None,
+) -> InnerStepsSweep:
+    """Where APMD stops preserving coverage: too few inner steps or too large a step (SPEC sections 4 and 5).
+
+    One exact APMD run per ``(eta, inner_steps)``, each until eps-optimality or ``max_steps``.
+    SPEC section 4's guarantee needs every inner loop to solve its subproblem accurately;
+    ``inner_steps = 1`` is REINFORCE itself, because the KL gradient vanishes at the
+    reference, and short inner loops collapse coverage as REINFORCE does. ``eps`` defaults
+    to half the gap.
+
+    Parameters
+    ----------
+    instance
+        A :class:`~covpo.collapse.instance.CollapseInstance`.
+    inner_steps
+        Gradient steps per reset to sweep, each ``>= 1``.
+    etas
+        Learning rates to sweep, each ``> 0``.
+    beta
+        The APMD regularization strength, ``> 0``.
+    eps
+        Accuracy target, ``> 0``; ``None`` means half the gap.
+    max_steps
+        Budget of gradient steps per run.
+    coverage_fraction
+        A run preserves coverage when its lowest coverage is at least this fraction of the
+        base coverage (``1/2`` in the paper's guarantee), in ``(0, 1)``.
+    progress
+        Show a progress bar; by default only when the sweep is long.
+    """
+    instance = _check_instance(instance)
+    inner_steps = _check_grid("inner_steps", inner_steps, positive_integers=True)
+    etas = _check_grid("etas", etas)
+    beta = check_positive("beta", beta)
+    eps = DEFAULT_EPS_FRACTION * instance.gap if eps is None else check_positive("eps", eps)
+    max_steps = check_count("max_steps", max_steps)
+    coverage_fraction = check_probability("coverage_fraction", coverage_fraction)
+    grid_etas, grid_steps = np.meshgrid(etas, inner_steps, indexing="ij")
+    summary = exact_apmd_many(
+        [instance] * grid_etas.size,
+        grid_etas.ravel().tolist(),
+        max_steps,
+        betas=beta,
+        inner_steps=grid_steps.ravel().tolist(),
+        eps=eps,
+        progress=progress,
+    )
+    shape = grid_etas.shape
+    ratio = 10.0 ** (summary.min_log10_coverage.reshape(shape) - np.log10(instance.base_coverage))
+    return InnerStepsSweep(
+        inner_steps=inner_steps,
+        etas=etas,
+        reached_eps=summary.reached_eps.reshape(shape),
+        steps_to_eps=summary.steps.reshape(shape),
+        min_log10_coverage=summary.min_log10_coverage.reshape(shape),
+        min_coverage_ratio=ratio,
+        preserved=ratio >= coverage_fraction,
+        beta=beta,
+        eps=eps,
+        max_steps=max_steps,
+        coverage_fraction=coverage_fraction,
+        base_coverage=instance.base_coverage,
+    )
+
+
+@dataclass(frozen=True)
+class PowerFit:
+    """Least-squares fit ``log10(steps) = intercept + exponent * log10(1 / gap)``.
+
+    Attributes
+    ----------
+    exponent
+        The power of ``1 / gap``.
+    intercept
+        ``log10`` steps extrapolated to ``1 / gap = 1``.
+    r_squared
+        Coefficient of determination of the fit.
+    n_points
+        Number of runs the fit used.
+    """
+
+    exponent: float
+    intercept: float
+    r_squared: float
+    n_points: int
+
+
+def fit_power(inverse_gaps: np.ndarray, steps: np.ndarray) -> PowerFit:
+    """Fit ``log10 steps`` as a straight line in ``log10(1 / gap)`` by least squares."""
+    x = check_finite_array("inverse_gaps", inverse_gaps, ndim=1)
+    steps = check_finite_array("steps", steps, ndim=1)
+    if x.size < 2 or x.size != steps.size:
+        raise ValueError(f"fit needs at least two (1/gap, steps) pairs of equal length, got {x.size} and {steps.size}")
+    if np.any(x <= 0) or np.any(steps < 1):
+        raise ValueError("inverse_gaps must be > 0 and steps >= 1 to take logarithms")
+    log_x, log_y = np.log10(x), np.log10(steps)
+    exponent, intercept = np.polyfit(log_x, log_y, 1)
+    residuals = log_y - (intercept + exponent * log_x)
+    spread = np.sum((log_y - log_y.mean()) ** 2)
+    r_squared = 1.0 - np.sum(residuals**2) / spread if spread > 0 else 1.0
+    return PowerFit(float(exponent), float(intercept), float(r_squared), int(x.size))
+
+
+@dataclass(frozen=True)
+class APMDKnobSweep:
+    """Exact APMD's steps to eps along the hardness knob ``1 / gap`` (SPEC sections 4 and 5).
+
+    Attributes
+    ----------
+    gaps, eps
+        The distractor gaps and the eps of each run (``eps = eps_fraction * gap``).
+    reached_eps
+        Whether each run reached eps-optimality within ``max_steps``.
+    steps_to_eps
+        Gradient steps to eps; where not reached, the budget (a lower bound).
+    resets_to_eps
+        Reference resets those steps took, ``ceil(steps / inner_steps)``.
+    mirror_descent_resets
+        Resets exact mirror descent at the same ``beta`` needs
+        (:func:`~covpo.collapse.resets.mirror_descent_resets_to_eps`), for comparison.
+    min_log10_coverage
+        Lowest base-10 log coverage over every step of each run.
+    min_coverage_ratio
+        That lowest coverage divided by the base coverage.
+    base_coverage
+        Coverage ``c_0`` of the base model at each knob value (constant by design).
+    fit
+        Power-law fit of steps to eps in ``1 / gap`` over the runs that reached eps, or
+        ``None`` if fewer than two did.
+    beta, inner_steps, eta, max_steps
+        The APMD settings.
+    """
+
+    gaps: np.ndarray
+    eps: np.ndarray
+    reached_eps: np.ndarray
+    steps_to_eps: np.ndarray
+    resets_to_eps: np.ndarray
+    mirror_descent_resets: np.ndarray
+    min_log10_coverage: np.ndarray
+    min_coverage_ratio: np.ndarray
+    base_coverage: np.ndarray
+    fit: PowerFit | None
+    beta: float
+    inner_steps: int
+    eta: float
+    max_steps: int
+
+
+def apmd_steps_along_knob(
+    gaps: Sequence[float] | np.ndarray = APMD_KNOB_GAPS,
+    beta: float = DEFAULT_APMD_BETA,
+    inner_steps: int = DEFAULT_INNER_STEPS,
+    eta: float = DEFAULT_ETA,
+    eps_fraction: float = DEFAULT_EPS_FRACTION,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    optimal_prob: float = DEFAULT_OPTIMAL_PROB,
+    distractor_prob: float = DEFAULT_DISTRACTOR_PROB,
+    n_zero: int = DEFAULT_N_ZERO,
+    progress: bool | None = None,
+) -> APMDKnobSweep:
+    """Exact APMD's steps to eps as the distractor gap shrinks, the knob of chapter 2 (SPEC sections 4, 5).
+
+    The same instances, eps and learning rate as
+    :func:`~covpo.collapse.sweeps.steps_to_eps_sweep`, so the two sweeps compare directly:
+    REINFORCE's steps grow like ``exp(c / gap)``, APMD's like a small power of ``1 / gap``,
+    following exact mirror descent's ``beta / gap`` resets (SPEC section 4), and its coverage
+    does not fall below the base coverage's level. All runs advance in one compiled call.
+
+    Parameters
+    ----------
+    gaps
+        Distractor gaps, each in ``(0, 1)``.
+    beta, inner_steps, eta
+        APMD's regularization strength, gradient steps per reset and learning rate.
+    eps_fraction
+        ``eps / gap``, in ``(0, 1)``.
+    max_steps
+        Budget per run; runs that do not reach eps are censored there.
+    optimal_prob, distractor_prob, n_zero
+        The instance family (:func:`~covpo.collapse.instance.collapse_instance`).
+    progress
+        Show a progress bar; by default only when the sweep is long.
+    """
+    gaps = check_finite_array("gaps", gaps, ndim=1)
+    if gaps.size == 0:
+        raise ValueError("gaps must hold at least one gap")
+    beta = check_positive("beta", beta)
+    inner_steps = check_count("inner_steps", inner_steps)
+    eta = check_positive("eta", eta)
+    eps_fraction = check_probability("eps_fraction", eps_fraction)
+    max_steps = check_count("max_steps", max_steps)
+    instances = [collapse_instance(gap, optimal_prob, distractor_prob, n_zero) for gap in gaps]
+    eps = eps_fraction * gaps
+    summary = exact_apmd_many(
+        instances, eta, max_steps, betas=beta, inner_steps=inner_steps, eps=eps.tolist(), progress=progress
+    )
+    reached = summary.reached_eps
+    fit = fit_power(1.0 / gaps[reached], summary.steps[reached]) if np.count_nonzero(reached) >= 2 else None
+    base_coverage = np.array([instance.base_coverage for instance in instances])
+    return APMDKnobSweep(
+        gaps=gaps,
+        eps=eps,
+        reached_eps=reached,
+        steps_to_eps=summary.steps,
+        resets_to_eps=-(-summary.steps // inner_steps),
+        mirror_descent_resets=np.array(
+            [mirror_descent_resets_to_eps(instance, beta, e) for instance, e in zip(instances, eps)]
+        ),
+        min_log10_coverage=summary.min_log10_coverage,
+        min_coverage_ratio=10.0 ** (summary.min_log10_coverage - np.log10(base_coverage)),
+        base_coverage=base_coverage,
+        fit=fit,
+        beta=beta,
+        inner_steps=inner_steps,
+        eta=eta,
+        max_steps=max_steps,
+    )

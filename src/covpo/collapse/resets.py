@@ -1,0 +1,172 @@
+"""Reference resets on the collapse family: exact-gradient APMD in the compiled engine (SPEC section 4).
+
+APMD with the inner loop of ``inner_steps`` exact gradient steps: gradient ascent on
+``J_beta(pi_theta; pi_ref)`` at one constant learning rate, with the reference ``pi_ref``
+reset to the current policy every ``inner_steps`` steps; the first reference is the base
+model. It is :func:`covpo.mirror_descent.apmd` with
+``gradient_ascent_inner_loop(inner_steps, eta)`` on the reduced state, and the same compiled
+engine as REINFORCE (:mod:`covpo.collapse.engine`), so both are costed in gradient steps on
+equal terms: the horizontal axis of every APMD figure counts gradient steps, not resets.
+
+Constants, measured on this family (our instance and constants, not the paper's). The
+default ``beta = 0.5`` is ten to fifty times the strongest eps-optimal fixed-reference
+strength along the chapter's knob, and ``eta * beta = 2`` at the chapter's ``eta = 4``. Two
+conditions shape the choice:
+
+- stability: where the optimal response and the distractor hold equal mass, one gradient
+  step multiplies the error along ``u`` in the inner problem by ``1 - eta * beta / 2``, so at
+  ``eta * beta = 4`` the inner loop oscillates without converging and APMD stalls at equal
+  masses for many resets; ``eta * beta = 2`` removes that error in one step;
+- accuracy: an inner loop of ``K`` steps must actually solve its subproblem, which on this
+  family takes about ``eta * beta * K >= 16``; with fewer steps APMD drifts toward REINFORCE
+  (``K = 1`` *is* REINFORCE: the KL gradient vanishes at the reference) and coverage
+  collapses again (:func:`covpo.collapse.reset_sweeps.inner_steps_sweep`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from covpo.validation import check_count, check_nonnegative, check_positive
+
+from .engine import (
+    DEFAULT_ETA,
+    DEFAULT_MAX_STEPS,
+    DEFAULT_N_RECORDS,
+    CollapseRun,
+    ExactRunsSummary,
+    _as_record_steps,
+    _assemble_run,
+    _check_instances,
+    _per_run,
+    _run_exact,
+    _settings,
+    _summarize,
+)
+from .instance import CollapseInstance, _check_eps, _check_instance, regularized_optimum_suboptimality
+
+APMD_NAME = "exact APMD"
+DEFAULT_APMD_BETA = 0.5
+DEFAULT_INNER_STEPS = 8
+
+
+def exact_apmd_run(
+    instance: CollapseInstance,
+    beta: float = DEFAULT_APMD_BETA,
+    inner_steps: int = DEFAULT_INNER_STEPS,
+    eta: float = DEFAULT_ETA,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    eps: float | None = None,
+    n_records: int = DEFAULT_N_RECORDS,
+    record_steps: Sequence[int] | None = None,
+    progress: bool | None = None,
+) -> CollapseRun:
+    """Exact-gradient APMD on the reduced state, from the base model (SPEC section 4, paper Figure 2a).
+
+    Outer iteration ``t`` resets the reference to ``pi_t`` (the base model for ``t = 0``) and
+    takes ``inner_steps`` steps ``theta <- theta + eta grad J_beta(pi_theta; pi_t)``. The run
+    stops at the first step with ``J* - J <= eps`` when ``eps`` is given, else after
+    ``max_steps`` gradient steps, which need not be a multiple of ``inner_steps``. The record
+    at step ``s`` has counted ``ceil(s / inner_steps)`` resets, as :func:`covpo.mirror_descent.apmd`
+    counts them; its KL is to the base model.
+
+    Parameters
+    ----------
+    instance
+        A :class:`~covpo.collapse.instance.CollapseInstance`.
+    beta
+        Strength of the KL penalty toward the current reference, ``> 0``.
+    inner_steps
+        Exact gradient steps per reset, ``>= 1``.
+    eta
+        Learning rate, ``> 0``.
+    max_steps
+        Budget of gradient steps, all outer iterations together.
+    eps
+        Stop at eps-optimality; ``None`` runs the whole budget.
+    n_records
+        Number of log-spaced steps to record (ignored when ``record_steps`` is given).
+    record_steps
+        Explicit steps to record instead, each in ``[0, max_steps]``.
+    progress
+        Show a progress bar on stderr; by default only for long runs.
+    """
+    instance = _check_instance(instance)
+    beta = check_positive("beta", beta)
+    inner_steps = check_count("inner_steps", inner_steps)
+    eta = check_positive("eta", eta)
+    max_steps = check_count("max_steps", max_steps)
+    eps = _check_eps(eps)
+    steps = _as_record_steps(record_steps, max_steps, n_records)
+    runs = _run_exact(
+        [instance],
+        np.array([eta]),
+        np.array([beta]),
+        np.array([-1.0 if eps is None else eps]),
+        max_steps,
+        steps,
+        progress,
+        inner_steps=np.array([inner_steps]),
+    )
+    settings = {**_settings(instance, eta, beta, eps, max_steps), "inner_steps": inner_steps}
+    return _assemble_run(instance, runs, 0, settings, eps, algorithm=APMD_NAME, inner_steps=inner_steps)
+
+
+def exact_apmd_many(
+    instances: Sequence[CollapseInstance],
+    etas: float | Sequence[float],
+    max_steps: int,
+    betas: float | Sequence[float] = DEFAULT_APMD_BETA,
+    inner_steps: int | Sequence[int] = DEFAULT_INNER_STEPS,
+    eps: float | None | Sequence[float | None] = None,
+    progress: bool | None = None,
+) -> ExactRunsSummary:
+    """Advance many exact APMD runs in one compiled call, each until eps-optimality or the budget.
+
+    The runs of :func:`exact_apmd_run` without records, with the arguments of
+    :func:`~covpo.collapse.engine.exact_reinforce_many`: ``etas``, ``betas``, ``inner_steps``
+    and ``eps`` are scalars (shared) or one value per instance, so a knob sweep passes one
+    instance per knob value and an inner-step sweep one period per run (SPEC sections 4 and 5).
+    """
+    instances = _check_instances(instances)
+    max_steps = check_count("max_steps", max_steps)
+    n_runs = len(instances)
+    runs = _run_exact(
+        instances,
+        np.array([check_positive("etas", eta) for eta in _per_run("etas", etas, n_runs)]),
+        np.array([check_positive("betas", beta) for beta in _per_run("betas", betas, n_runs)]),
+        np.array([-1.0 if e is None else check_nonnegative("eps", e) for e in _per_run("eps", eps, n_runs)]),
+        max_steps,
+        np.zeros(0, dtype=np.int64),
+        progress,
+        inner_steps=np.array([check_count("inner_steps", k) for k in _per_run("inner_steps", inner_steps, n_runs)]),
+    )
+    return _summarize(instances, runs)
+
+
+def mirror_descent_resets_to_eps(instance: CollapseInstance, beta: float, eps: float) -> int:
+    """Resets exact mirror descent needs for eps-optimality: the smallest ``T >= 1`` with ``J* - J(pi_T) <= eps``.
+
+    Exact mirror descent unrolls to ``pi_T = pi_0 exp(T r / beta) / Z``, the fixed-reference
+    optimum at strength ``beta / T`` (SPEC section 4), so ``T`` is the first integer with
+    ``regularized_optimum_suboptimality(instance, beta / T) <= eps``; it grows like ``beta / gap``.
+    APMD's inner loops only approximate each step: with the default constants it takes two
+    to three times as many resets on this family.
+    """
+    instance = _check_instance(instance)
+    beta = check_positive("beta", beta)
+    eps = check_positive("eps", eps)
+
+    def reached(resets: int) -> bool:
+        return regularized_optimum_suboptimality(instance, beta / resets) <= eps
+
+    high = 1
+    while not reached(high):
+        high *= 2
+    low = high // 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if reached(middle) else (middle, high)
+    return high

@@ -1,0 +1,377 @@
+"""Tests for the coverage-collapse construction and its exact engine (SPEC section 5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import covpo.collapse as collapse
+from covpo.collapse import (
+    UNREGULARIZED_GAPS,
+    CollapseInstance,
+    beta_sweep,
+    class_log_probs,
+    collapse_instance,
+    exact_collapse_run,
+    exact_reinforce_many,
+    landscape_grid,
+    learning_rate_sweep,
+    logits_from_plane,
+    plane_coordinates,
+    regularized_optimum_suboptimality,
+    run_exact_reinforce,
+    sampled_collapse_run,
+    sampled_reinforce_over_seeds,
+    simplex_path,
+    steps_to_eps_sweep,
+    strongest_eps_optimal_beta,
+)
+from covpo.objectives import regularized_gradient, regularized_optimum, reward_gradient
+from covpo.policies import base_log_policy, expected_reward, log_coverage, log_policy
+from covpo.reinforce import sampled_reinforce
+
+
+# --- the instance ---------------------------------------------------------------------------
+
+
+def test_full_instance_matches_the_reduced_description():
+    instance = collapse_instance(0.25, optimal_prob=0.1, distractor_prob=0.2, n_zero=7)
+    bandit = instance.to_bandit()
+    log_base = base_log_policy(bandit)
+    assert bandit.n_responses == instance.n_responses == 9
+    assert bandit.optimal_value == instance.optimal_value == 1.0
+    np.testing.assert_allclose(bandit.rewards[0, :2], [1.0, 0.75])
+    np.testing.assert_allclose(np.exp(log_coverage(bandit, log_base)), [0.1])
+    np.testing.assert_allclose(np.exp(log_base[0, 2:]).sum(), 0.7)
+    np.testing.assert_allclose(class_log_probs(instance, instance.base_logits), instance.base_class_log_probs)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "name"),
+    [
+        ({"gap": 0.0}, "gap"),
+        ({"gap": 1.0}, "gap"),
+        ({"gap": float("nan")}, "gap"),
+        ({"optimal_prob": 0.0}, "optimal_prob"),
+        ({"optimal_prob": 1.2}, "optimal_prob"),
+        ({"distractor_prob": float("nan")}, "distractor_prob"),
+        ({"optimal_prob": 0.5, "distractor_prob": 0.5}, "optimal_prob"),
+        ({"n_zero": 0}, "n_zero"),
+        ({"n_zero": 2.5}, "n_zero"),
+    ],
+)
+def test_collapse_instance_rejects_bad_arguments(arguments, name):
+    with pytest.raises(ValueError, match=name):
+        collapse_instance(**{"gap": 0.2, **arguments})
+
+
+@pytest.mark.parametrize(
+    ("arguments", "name"),
+    [
+        ({"eta": 0.0}, "eta"),
+        ({"eta": float("nan")}, "eta"),
+        ({"beta": 0.0}, "beta"),
+        ({"beta": -1.0}, "beta"),
+        ({"eps": -0.1}, "eps"),
+        ({"max_steps": 0}, "max_steps"),
+        ({"instance": "not an instance"}, "instance"),
+    ],
+)
+def test_exact_run_rejects_bad_arguments(arguments, name):
+    settings = {"instance": collapse_instance(0.2), "eta": 1.0, "max_steps": 10, **arguments}
+    with pytest.raises(ValueError, match=name):
+        exact_collapse_run(**settings)
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: steps_to_eps_sweep([0.2], eps_fraction=1.0), "eps_fraction"),
+        (lambda: steps_to_eps_sweep([0.2], eta=-1.0), "eta"),
+        (lambda: steps_to_eps_sweep([1.5]), "gap"),
+        (lambda: steps_to_eps_sweep([0.2], delta=0.0), "delta"),
+        (lambda: steps_to_eps_sweep([0.2], regularized=True, margin=1.0), "margin"),
+        (lambda: beta_sweep(collapse_instance(0.2), [0.1, -0.1]), "betas"),
+        (lambda: beta_sweep(collapse_instance(0.2), [0.1], collapse_factor=0.5), "collapse_factor"),
+        (lambda: learning_rate_sweep(collapse_instance(0.2), [1.0, 0.0], 10), "etas"),
+        (lambda: exact_reinforce_many([collapse_instance(0.2)] * 2, [1.0], 10), "etas"),
+        (lambda: landscape_grid(collapse_instance(0.2), beta=0.0), "beta"),
+        (lambda: sampled_reinforce_over_seeds(collapse_instance(0.2), 1.0, 10, 4, n_seeds=0), "n_seeds"),
+    ],
+)
+def test_sweeps_reject_bad_arguments(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+# --- exactness of the reduction -------------------------------------------------------------
+
+
+def full_vector_logits(instance: CollapseInstance, eta: float, n_steps: int, beta: float | None) -> np.ndarray:
+    """The straightforward loop: every response its own logit, gradients from objectives.py."""
+    bandit = instance.to_bandit()
+    log_base = base_log_policy(bandit)
+    theta = bandit.base_theta.copy()
+    history = [theta.copy()]
+    for _ in range(n_steps):
+        if beta is None:
+            theta = theta + eta * reward_gradient(bandit, theta)
+        else:
+            theta = theta + eta * regularized_gradient(bandit, theta, log_base, beta)
+        history.append(theta.copy())
+    return np.array(history)
+
+
+@pytest.mark.parametrize("n_zero", [5, 50])
+@pytest.mark.parametrize("beta", [None, 0.05])
+def test_reduced_engine_matches_the_full_vector_step_for_step(n_zero, beta):
+    instance = collapse_instance(0.15, n_zero=n_zero)
+    n_steps = 300
+    full = full_vector_logits(instance, eta=2.0, n_steps=n_steps, beta=beta)
+    run = exact_collapse_run(instance, eta=2.0, max_steps=n_steps, beta=beta, record_steps=np.arange(n_steps + 1))
+    np.testing.assert_array_equal(run.trajectory.gradient_steps, np.arange(n_steps + 1))
+    np.testing.assert_allclose(run.logits[:, 0], full[:, 0], atol=1e-10)
+    np.testing.assert_allclose(run.logits[:, 1], full[:, 1], atol=1e-10)
+    np.testing.assert_allclose(np.repeat(run.logits[:, 2:], n_zero, axis=1), full[:, 2:], atol=1e-10)
+
+
+@pytest.mark.parametrize("beta", [None, 0.1])
+def test_engine_step_is_the_gradient_of_the_objective(beta):
+    instance = collapse_instance(0.3, n_zero=4)
+    bandit = instance.to_bandit()
+    log_base = base_log_policy(bandit)
+
+    def objective(theta: np.ndarray) -> float:
+        log_probs = log_policy(bandit, theta)
+        penalty = 0.0 if beta is None else beta * np.sum(np.exp(log_probs) * (log_probs - log_base))
+        return expected_reward(bandit, log_probs) - penalty
+
+    theta = bandit.base_theta
+    numeric = np.array(
+        [(objective(theta + 1e-6 * e) - objective(theta - 1e-6 * e)) / 2e-6 for e in np.eye(bandit.dim)]
+    )
+    eta = 1e-3
+    run = exact_collapse_run(instance, eta=eta, max_steps=1, beta=beta)
+    reduced_step = (run.final_logits - instance.base_logits) / eta
+    np.testing.assert_allclose(reduced_step, numeric[:3], atol=1e-8)
+    np.testing.assert_allclose(numeric[2:], numeric[2], atol=1e-8)
+
+
+# --- what the engine records -----------------------------------------------------------------
+
+
+def test_eps_stop_is_the_first_eps_optimal_step():
+    instance = collapse_instance(0.3)
+    eps = 0.15
+    every_step = exact_collapse_run(instance, eta=1.0, max_steps=300, record_steps=np.arange(301)).trajectory
+    first = every_step.steps_to_eps(eps)
+    stopped = exact_collapse_run(instance, eta=1.0, max_steps=300, eps=eps)
+    assert stopped.reached_eps and stopped.steps_to_eps == first
+    assert stopped.trajectory.suboptimality[-1] <= eps
+    assert every_step.suboptimality[first - 1] > eps
+
+
+def test_minimum_coverage_is_over_every_step_not_just_records():
+    instance = collapse_instance(0.15)
+    every_step = exact_collapse_run(instance, max_steps=3000, record_steps=np.arange(3001)).trajectory
+    sparse = run_exact_reinforce(instance, max_steps=3000, n_records=5)
+    assert sparse.min_log10_coverage == pytest.approx(every_step.min_log10_coverage, abs=1e-12)
+    assert sparse.n_records < 12
+
+
+def test_log_coverage_stays_exact_far_below_1e_minus_300():
+    trajectory = run_exact_reinforce(collapse_instance(0.05), eta=20_000.0, max_steps=50)
+    assert np.all(np.isfinite(trajectory.log_coverage))
+    assert trajectory.min_log10_coverage < -300
+    assert trajectory.reward[-1] == pytest.approx(0.95, abs=1e-6)
+
+
+def test_many_runs_in_one_call_match_single_runs():
+    instances = [collapse_instance(gap) for gap in (0.3, 0.2, 0.15)]
+    etas, betas, eps_values = [4.0, 2.0, 4.0], [None, 0.05, None], [0.15, 0.1, 0.075]
+    summary = exact_reinforce_many(instances, etas, 100_000, betas=betas, eps=eps_values)
+    for i, (instance, eta, beta, eps) in enumerate(zip(instances, etas, betas, eps_values)):
+        single = exact_collapse_run(instance, eta=eta, max_steps=100_000, beta=beta, eps=eps)
+        assert summary.reached_eps[i] == single.reached_eps
+        assert summary.steps[i] == single.trajectory.total_gradient_steps
+        assert summary.min_log10_coverage[i] == pytest.approx(single.trajectory.min_log10_coverage, abs=1e-12)
+        np.testing.assert_allclose(summary.final_logits[i], single.final_logits, atol=0)
+
+
+def test_results_do_not_depend_on_the_chunking(monkeypatch):
+    instance = collapse_instance(0.15)
+    reference = exact_collapse_run(instance, max_steps=5000, eps=0.075)
+    monkeypatch.setattr(collapse.engine, "CHUNK_STEPS", 7)
+    chunked = exact_collapse_run(instance, max_steps=5000, eps=0.075)
+    np.testing.assert_array_equal(chunked.trajectory.gradient_steps, reference.trajectory.gradient_steps)
+    np.testing.assert_array_equal(chunked.logits, reference.logits)
+
+
+# --- the science -----------------------------------------------------------------------------
+
+
+def test_reward_rises_at_every_step_while_coverage_collapses():
+    instance = collapse_instance(0.12)
+    n_steps = 20_000
+    run = exact_collapse_run(instance, eta=0.5, max_steps=n_steps, record_steps=np.arange(n_steps + 1))
+    trajectory = run.trajectory
+    lowest = int(np.argmin(trajectory.log_coverage[:, 0]))
+    assert trajectory.log10_coverage[lowest, 0] < np.log10(instance.base_coverage) - 1.0
+    assert np.all(np.diff(trajectory.reward[: lowest + 1]) >= -1e-15)
+    assert trajectory.reward[lowest] > trajectory.reward[0] + 0.5
+
+
+def test_steps_to_eps_grow_geometrically_along_the_knob_at_constant_coverage():
+    sweep = steps_to_eps_sweep(UNREGULARIZED_GAPS[:6], max_steps=1_000_000)
+    assert np.all(sweep.reached_eps)
+    assert np.all(sweep.steps_to_eps[1:] >= 2.5 * sweep.steps_to_eps[:-1])
+    assert np.all(np.diff(sweep.min_log10_coverage) < 0)
+    assert np.all(sweep.base_coverage == sweep.base_coverage[0])
+    assert np.all(sweep.best_of_n_samples == sweep.best_of_n_samples[0])
+    assert sweep.fit.r_squared > 0.99 and sweep.fit.slope > 0.8
+
+
+def test_regularized_sweep_uses_the_strongest_eps_optimal_beta():
+    sweep = steps_to_eps_sweep(np.array([0.08, 0.06]), regularized=True, max_steps=100_000)
+    for gap, eps, beta in zip(sweep.gaps, sweep.eps, sweep.betas):
+        assert regularized_optimum_suboptimality(collapse_instance(gap), beta) == pytest.approx(0.5 * eps)
+    assert np.all(sweep.reached_eps)
+    assert sweep.steps_to_eps[1] > sweep.steps_to_eps[0]
+
+
+def test_regularized_optimum_suboptimality_matches_the_closed_form():
+    instance = collapse_instance(0.2, n_zero=6)
+    bandit = instance.to_bandit()
+    for beta in (0.01, 0.1, 1.0):
+        target = regularized_optimum(bandit, base_log_policy(bandit), beta)
+        assert regularized_optimum_suboptimality(instance, beta) == pytest.approx(
+            1.0 - expected_reward(bandit, target), abs=1e-12
+        )
+
+
+def test_strongest_eps_optimal_beta_rejects_a_loose_eps():
+    with pytest.raises(ValueError, match="eps"):
+        strongest_eps_optimal_beta(collapse_instance(0.2), eps=5.0, margin=0.5)
+
+
+def test_beta_sweep_classifies_each_strength():
+    sweep = beta_sweep(collapse_instance(0.12), np.array([0.002, 0.05, 1.0]), max_steps=50_000)
+    assert list(sweep.optimum_eps_optimal) == [True, True, False]
+    assert list(sweep.reached_eps) == [True, True, False]
+    assert list(sweep.collapsed) == [True, False, False]
+    assert list(sweep.escapes) == [False, True, False]
+
+
+def test_learning_rate_sweep_picks_a_monotone_rate():
+    instance = collapse_instance(0.15)
+    strong = learning_rate_sweep(instance, np.array([1.0, 4.0, 64.0]), n_steps=30, beta=1.0)
+    assert list(strong.monotone) == [True, True, False]
+    assert strong.best_eta == 4.0
+    assert strong.reward.shape == (3, 31)
+
+
+# --- views for the figures -------------------------------------------------------------------
+
+
+def test_plane_coordinates_are_exact_and_invertible():
+    instance = collapse_instance(0.2)
+    np.testing.assert_allclose(plane_coordinates(instance, instance.base_logits), [0.0, 0.0], atol=1e-14)
+    logits = np.array([[0.3, -1.2, 2.0], [5.0, 1.0, -3.0]])
+    u, v = plane_coordinates(instance, logits).T
+    np.testing.assert_allclose(
+        class_log_probs(instance, logits_from_plane(instance, u, v)), class_log_probs(instance, logits), atol=1e-12
+    )
+
+
+def test_landscape_agrees_with_the_run_it_draws():
+    instance = collapse_instance(0.15)
+    run = exact_collapse_run(instance, max_steps=5000, beta=0.05)
+    landscape = landscape_grid(instance, beta=0.05, run=run, n_points=21)
+    expected = run.trajectory.reward - 0.05 * run.trajectory.kl_to_base
+    np.testing.assert_allclose(landscape.path_objective, expected, atol=1e-12)
+    assert landscape.objective.shape == (21, 21)
+    base = landscape_grid(instance, u=[0.0], v=[0.0])
+    assert base.reward[0, 0] == pytest.approx(run.trajectory.reward[0])
+    assert base.log10_coverage[0, 0] == pytest.approx(np.log10(0.1))
+
+
+def test_simplex_path_masses_sum_to_one():
+    run = exact_collapse_run(collapse_instance(0.15), max_steps=2000)
+    path = simplex_path(run)
+    np.testing.assert_allclose(path.masses.sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(path.log10_masses[:, 0], run.trajectory.log10_coverage[:, 0])
+
+
+# --- stochastic REINFORCE ------------------------------------------------------------------
+
+
+def test_sampled_run_is_reproducible_and_counts_responses():
+    instance = collapse_instance(0.2)
+    first = sampled_collapse_run(instance, 2.0, 500, 8, np.random.default_rng(4))
+    second = sampled_collapse_run(instance, 2.0, 500, 8, np.random.default_rng(4))
+    np.testing.assert_array_equal(first.reward, second.reward)
+    np.testing.assert_array_equal(first.responses_sampled, 8 * first.gradient_steps)
+    assert first.gradient_steps[-1] == 500
+    assert first.settings["batch_size"] == 8
+
+
+def test_sampled_run_records_its_lowest_coverage_whatever_the_record_count():
+    instance = collapse_instance(0.12)
+    sparse = sampled_collapse_run(instance, 4.0, 5000, 16, np.random.default_rng(9), n_records=3)
+    dense = sampled_collapse_run(instance, 4.0, 5000, 16, np.random.default_rng(9), n_records=400)
+    assert sparse.min_log10_coverage == dense.min_log10_coverage
+    assert sparse.min_log10_coverage < np.log10(instance.base_coverage) - 1.0
+    assert sparse.gradient_steps[-1] == dense.gradient_steps[-1]
+
+
+@pytest.mark.parametrize("beta", [None, 0.1])
+def test_sampled_engine_has_the_law_of_the_general_sampled_reinforce(beta):
+    instance = collapse_instance(0.2, n_zero=5)
+    bandit = instance.to_bandit()
+    n_seeds, n_steps = 300, 4
+    seeds = np.random.SeedSequence(11).spawn(2 * n_seeds)
+    engine = [
+        sampled_collapse_run(instance, 2.0, n_steps, 4, np.random.default_rng(seed), beta=beta).reward[-1]
+        for seed in seeds[:n_seeds]
+    ]
+    general = [
+        sampled_reinforce(bandit, 2.0, n_steps, 4, np.random.default_rng(seed), beta=beta, record_every=n_steps)
+        .reward[-1]
+        for seed in seeds[n_seeds:]
+    ]
+    spread = np.sqrt((np.var(engine) + np.var(general)) / n_seeds)
+    assert abs(np.mean(engine) - np.mean(general)) < 4 * spread
+    assert np.var(engine) == pytest.approx(np.var(general), rel=0.35)
+
+
+def test_seed_sweep_reports_one_outcome_per_seed():
+    sweep = sampled_reinforce_over_seeds(collapse_instance(0.2), 4.0, 2000, 8, n_seeds=3, seed=5)
+    assert len(sweep.trajectories) == 3
+    assert sweep.steps_to_eps.shape == (3,)
+    np.testing.assert_array_equal(sweep.responses_to_eps, 8 * sweep.steps_to_eps)
+    again = sampled_reinforce_over_seeds(collapse_instance(0.2), 4.0, 2000, 8, n_seeds=3, seed=5)
+    np.testing.assert_array_equal(sweep.min_log10_coverage, again.min_log10_coverage)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "name"),
+    [
+        ({"eta": 0.0}, "eta"),
+        ({"beta": 0.0}, "beta"),
+        ({"batch_size": 1}, "batch_size"),
+        ({"baseline": "median"}, "baseline"),
+        ({"rng": 3}, "rng"),
+        ({"eps": -1.0}, "eps"),
+    ],
+)
+def test_sampled_run_rejects_bad_arguments(arguments, name):
+    settings = {
+        "instance": collapse_instance(0.2),
+        "eta": 1.0,
+        "n_steps": 10,
+        "batch_size": 4,
+        "rng": np.random.default_rng(0),
+        **arguments,
+    }
+    with pytest.raises(ValueError, match=name):
+        sampled_collapse_run(**settings)

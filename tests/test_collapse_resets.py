@@ -1,0 +1,274 @@
+"""Tests for reference resets on the collapse family: the APMD engine, its sweeps and figures (SPEC sections 4, 5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import covpo.collapse as collapse
+from covpo.collapse import (
+    ESCAPE_OUTCOMES,
+    apmd_learning_rate_sweep,
+    apmd_steps_along_knob,
+    beta_escape_map,
+    collapse_instance,
+    exact_apmd_many,
+    exact_apmd_run,
+    exact_collapse_run,
+    exact_reinforce_many,
+    figure_1_data,
+    figure_2a_data,
+    figure_3_data,
+    fit_power,
+    inner_steps_sweep,
+    landscape_grid,
+    mirror_descent_resets_to_eps,
+    regularized_optimum_suboptimality,
+)
+from covpo.mirror_descent import apmd, exact_mirror_descent, gradient_ascent_inner_loop
+from covpo.objectives import regularized_objective
+from covpo.policies import log_policy
+
+# --- the engine against the meta-algorithm ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("n_zero", "beta", "inner_steps", "eta"),
+    [(5, 0.5, 3, 2.0), (12, 0.2, 1, 1.0), (20, 1.0, 4, 4.0), (8, 0.05, 7, 3.0)],
+)
+def test_apmd_engine_matches_the_meta_algorithm_step_for_step(n_zero, beta, inner_steps, eta):
+    instance = collapse_instance(0.15, n_zero=n_zero)
+    n_iterations = 20
+    n_steps = n_iterations * inner_steps
+    general = apmd(
+        instance.to_bandit(), beta, n_iterations, gradient_ascent_inner_loop(inner_steps, eta), record_each_step=True
+    )
+    run = exact_apmd_run(instance, beta, inner_steps, eta=eta, max_steps=n_steps, record_steps=np.arange(n_steps + 1))
+    reduced = run.trajectory
+    np.testing.assert_array_equal(reduced.gradient_steps, general.trajectory.gradient_steps)
+    np.testing.assert_array_equal(reduced.reference_resets, general.trajectory.reference_resets)
+    np.testing.assert_allclose(reduced.reward, general.trajectory.reward, atol=1e-10)
+    np.testing.assert_allclose(reduced.log_coverage, general.trajectory.log_coverage, atol=1e-10)
+    np.testing.assert_allclose(reduced.kl_to_base, general.trajectory.kl_to_base, atol=1e-10)
+    at_resets = run.logits[::inner_steps]
+    np.testing.assert_allclose(at_resets[:, :2], general.thetas[:, :2], atol=1e-10)
+    np.testing.assert_allclose(np.repeat(at_resets[:, 2:], n_zero, axis=1), general.thetas[:, 2:], atol=1e-10)
+    assert reduced.settings["inner_steps"] == inner_steps and reduced.algorithm == "exact APMD"
+
+
+def test_one_inner_step_is_reinforce_exactly():
+    instance = collapse_instance(0.12)
+    reset_every_step = exact_apmd_run(instance, 0.5, 1, max_steps=20_000, eps=0.06)
+    reinforce = exact_collapse_run(instance, max_steps=20_000, eps=0.06)
+    np.testing.assert_array_equal(reset_every_step.logits, reinforce.logits)
+    assert reset_every_step.steps_to_eps == reinforce.steps_to_eps
+
+
+def test_apmd_results_do_not_depend_on_the_chunking(monkeypatch):
+    instance = collapse_instance(0.05)
+    reference = exact_apmd_run(instance, 0.5, 5, max_steps=3000, record_steps=np.arange(0, 3001, 3))
+    monkeypatch.setattr(collapse.engine, "CHUNK_STEPS", 7)
+    chunked = exact_apmd_run(instance, 0.5, 5, max_steps=3000, record_steps=np.arange(0, 3001, 3))
+    np.testing.assert_array_equal(chunked.logits, reference.logits)
+    np.testing.assert_array_equal(chunked.trajectory.reference_resets, reference.trajectory.reference_resets)
+
+
+def test_apmd_eps_stop_is_the_first_eps_optimal_step_and_many_runs_match_single_runs():
+    instances = [collapse_instance(gap) for gap in (0.1, 0.05)]
+    every_step = exact_apmd_run(instances[1], 0.5, 8, max_steps=400, record_steps=np.arange(401)).trajectory
+    first = every_step.steps_to_eps(0.025)
+    stopped = exact_apmd_run(instances[1], 0.5, 8, max_steps=400, eps=0.025)
+    assert stopped.reached_eps and stopped.steps_to_eps == first
+    assert stopped.trajectory.reference_resets[-1] == -(-first // 8)
+    summary = exact_apmd_many(instances, [4.0, 4.0], 400, betas=[0.5, 0.5], inner_steps=[4, 8], eps=[0.05, 0.025])
+    single = exact_apmd_run(instances[0], 0.5, 4, max_steps=400, eps=0.05)
+    assert list(summary.steps) == [single.steps_to_eps, first]
+    np.testing.assert_array_equal(summary.final_logits[0], single.final_logits)
+
+
+def test_mirror_descent_resets_to_eps_is_the_first_eps_optimal_iterate():
+    instance = collapse_instance(0.05, n_zero=10)
+    beta, eps = 0.5, 0.025
+    resets = mirror_descent_resets_to_eps(instance, beta, eps)
+    suboptimality = exact_mirror_descent(instance.to_bandit(), beta, resets).suboptimality
+    assert suboptimality[-1] <= eps < suboptimality[-2]
+    assert regularized_optimum_suboptimality(instance, beta / resets) <= eps
+
+
+def test_apmd_keeps_coverage_where_reinforce_collapses():
+    instance = collapse_instance(0.05)
+    resets = exact_apmd_run(instance, 0.5, 8, max_steps=100_000, eps=0.025)
+    reinforce = exact_collapse_run(instance, max_steps=100_000, eps=0.025)
+    assert resets.reached_eps and resets.steps_to_eps < 200
+    assert resets.trajectory.min_log10_coverage >= np.log10(instance.base_coverage) - 1e-12
+    assert reinforce.trajectory.min_log10_coverage < np.log10(instance.base_coverage) - 3.0
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: exact_apmd_run(collapse_instance(0.1), 0.0, 4), "beta"),
+        (lambda: exact_apmd_run(collapse_instance(0.1), 0.5, 0), "inner_steps"),
+        (lambda: exact_apmd_run(collapse_instance(0.1), 0.5, 2.5), "inner_steps"),
+        (lambda: exact_apmd_run(collapse_instance(0.1), 0.5, 4, eta=-1.0), "eta"),
+        (lambda: exact_apmd_run(collapse_instance(0.1), 0.5, 4, eps=-0.1), "eps"),
+        (lambda: exact_apmd_run("instance", 0.5, 4), "instance"),
+        (lambda: exact_apmd_many([collapse_instance(0.1)] * 2, 4.0, 10, inner_steps=[4]), "inner_steps"),
+        (lambda: exact_apmd_many([], 4.0, 10), "instances"),
+        (lambda: mirror_descent_resets_to_eps(collapse_instance(0.1), 0.5, 0.0), "eps"),
+        (lambda: inner_steps_sweep(collapse_instance(0.1), inner_steps=[0]), "inner_steps"),
+        (lambda: inner_steps_sweep(collapse_instance(0.1), etas=[]), "etas"),
+        (lambda: inner_steps_sweep(collapse_instance(0.1), coverage_fraction=1.0), "coverage_fraction"),
+        (lambda: apmd_learning_rate_sweep(collapse_instance(0.1), etas=[1.0, 0.0]), "etas"),
+        (lambda: apmd_steps_along_knob([0.1], eps_fraction=0.0), "eps_fraction"),
+        (lambda: apmd_steps_along_knob([]), "gaps"),
+        (lambda: beta_escape_map([0.1], [0.1, -1.0]), "betas"),
+        (lambda: beta_escape_map([0.1], [0.1], collapse_factor=1.0), "collapse_factor"),
+        (lambda: beta_escape_map([1.5], [0.1]), "gap"),
+        (lambda: landscape_grid(collapse_instance(0.1), 0.5, reference=np.zeros(2)), "reference"),
+        (lambda: figure_2a_data(gap=0.1, apmd_beta=0.0), "apmd_beta"),
+        (lambda: figure_2a_data(gap=0.1, etas=[64.0]), "etas"),
+        (lambda: figure_1_data(gap=0.0), "gap"),
+        (lambda: figure_1_data(gap=0.1, weak_beta=-1.0), "weak_beta"),
+        (lambda: figure_3_data(gap=0.1, n_surfaces=0), "n_surfaces"),
+        (lambda: figure_3_data(gap=0.1, eps_fraction=1.5), "eps_fraction"),
+    ],
+)
+def test_reset_functions_reject_bad_arguments(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+# --- sweeps ------------------------------------------------------------------------------
+
+
+def test_inner_steps_sweep_finds_where_coverage_preservation_breaks():
+    instance = collapse_instance(0.05)
+    sweep = inner_steps_sweep(instance, inner_steps=[1, 2, 8], etas=[4.0], max_steps=50_000)
+    reinforce = exact_reinforce_many([instance], 4.0, 50_000, eps=0.025)
+    assert sweep.steps_to_eps.shape == (1, 3)
+    assert sweep.steps_to_eps[0, 0] == reinforce.steps[0]
+    assert sweep.min_log10_coverage[0, 0] == reinforce.min_log10_coverage[0]
+    assert list(sweep.preserved[0]) == [False, False, True]
+    assert sweep.reached_eps[0, 2] and sweep.steps_to_eps[0, 2] < sweep.steps_to_eps[0, 1]
+    np.testing.assert_allclose(sweep.min_coverage_ratio[0, 2], 1.0, atol=1e-12)
+
+
+def test_apmd_learning_rate_sweep_stops_at_the_stable_range():
+    sweep = apmd_learning_rate_sweep(collapse_instance(0.03), etas=[2.0, 4.0, 8.0], n_steps=100)
+    assert list(sweep.monotone) == [True, True, False]
+    assert sweep.best_eta == 4.0
+    assert sweep.reward.shape == (3, 101)
+
+
+def test_apmd_steps_grow_polynomially_along_the_knob_at_constant_coverage():
+    gaps = np.array([0.1, 0.05, 0.025, 0.0125])
+    sweep = apmd_steps_along_knob(gaps, max_steps=100_000)
+    assert np.all(sweep.reached_eps)
+    assert np.all(np.diff(sweep.steps_to_eps) > 0)
+    assert np.all(sweep.steps_to_eps[1:] < 3 * sweep.steps_to_eps[:-1])
+    assert np.all(sweep.min_coverage_ratio >= 0.5)
+    assert np.all(sweep.resets_to_eps >= sweep.mirror_descent_resets)
+    assert 0.5 < sweep.fit.exponent < 1.5
+
+
+def test_power_fit_recovers_an_exact_power_law():
+    inverse_gaps = np.array([10.0, 20.0, 40.0, 80.0])
+    fit = fit_power(inverse_gaps, 3.0 * inverse_gaps**1.25)
+    assert fit.exponent == pytest.approx(1.25) and fit.intercept == pytest.approx(np.log10(3.0))
+    assert fit.r_squared == pytest.approx(1.0) and fit.n_points == 4
+    with pytest.raises(ValueError, match="steps"):
+        fit_power(inverse_gaps, np.zeros(4))
+
+
+def test_beta_escape_map_classifies_every_outcome():
+    escape_map = beta_escape_map([0.12, 0.03], [0.002, 0.05, 1.0], max_steps=200_000)
+    assert escape_map.outcome.tolist() == [
+        ["collapsed", "escaped", "optimum not eps-optimal"],
+        ["collapsed", "collapsed", "optimum not eps-optimal"],
+    ]
+    assert escape_map.optimum_suboptimality[1, 1] > escape_map.eps[1]
+    assert escape_map.escape_window == [(0.05, 0.05), None]
+    np.testing.assert_array_equal(escape_map.outcome_codes, [[0, 2, 1], [0, 0, 1]])
+    short = beta_escape_map([0.12], [0.05], max_steps=5)
+    assert short.outcome.tolist() == [["budget exhausted"]] and short.steps_to_eps[0, 0] == 5
+    assert ESCAPE_OUTCOMES[3] == "budget exhausted"
+
+
+# --- landscapes toward a reset reference ---------------------------------------------------
+
+
+def test_landscape_toward_a_reference_is_the_subproblem_of_apmd():
+    instance = collapse_instance(0.2, n_zero=6)
+    run = exact_apmd_run(instance, 0.5, 4, max_steps=12, record_steps=np.arange(13))
+    reference = run.logits[4]
+    surface = landscape_grid(instance, 0.5, run, reference=reference, n_points=5)
+    bandit = instance.to_bandit()
+
+    def full(logits: np.ndarray) -> np.ndarray:
+        return log_policy(bandit, np.concatenate([logits[:2], np.full(instance.n_zero, logits[2])]))
+
+    expected = [regularized_objective(bandit, full(logits), full(reference), 0.5) for logits in run.logits]
+    np.testing.assert_allclose(surface.path_objective, expected, atol=1e-12)
+    np.testing.assert_allclose(surface.reference, run.plane[4], atol=1e-12)
+    assert surface.path_objective[4] == pytest.approx(run.trajectory.reward[4], abs=1e-14)
+    base = landscape_grid(instance, 0.5, run, n_points=5)
+    np.testing.assert_allclose(base.reference, [0.0, 0.0])
+    np.testing.assert_allclose(
+        landscape_grid(instance, 0.5, run, reference=instance.base_logits, n_points=5).objective,
+        base.objective,
+        atol=1e-12,
+    )
+
+
+# --- the figures -----------------------------------------------------------------------------
+
+
+def test_figure_2a_apmd_beats_the_best_fixed_reference_on_the_same_budget():
+    data = figure_2a_data(gap=0.05, max_steps=50_000, n_records=20)
+    base = np.log10(data.instance.base_coverage)
+    assert data.eta in data.learning_rate_sweep.etas and data.eta == data.learning_rate_sweep.best_eta
+    sweep = data.inner_steps_sweep
+    usable = sweep.reached_eps[0] & sweep.preserved[0]
+    assert data.inner_steps == sweep.inner_steps[usable][np.argmin(sweep.steps_to_eps[0][usable])]
+    assert data.apmd_beta > 10 * data.reinforce_beta
+    assert data.apmd_steps_to_eps * 10 < data.reinforce_steps_to_eps
+    assert data.apmd_min_log10_coverage >= base - 1e-12 > data.reinforce_min_log10_coverage + 2.0
+    for run in (data.reinforce, data.apmd):
+        assert run.trajectory.total_gradient_steps == 50_000
+    assert data.apmd.trajectory.reference_resets[-1] == -(-50_000 // data.inner_steps)
+
+
+def test_figure_1_shows_three_regimes():
+    data = figure_1_data(gap=0.05, max_steps=30_000, n_records=30)
+    base = np.log10(data.instance.base_coverage)
+    assert data.weak.trajectory.min_log10_coverage < base - 1.0
+    assert data.weak.trajectory.suboptimality[-1] <= data.eps
+    strong = data.strong.trajectory.suboptimality[-1]
+    assert strong == pytest.approx(data.strong_optimum_suboptimality, abs=1e-9)
+    assert data.eps < strong <= data.strong_bias_bound
+    assert data.resets.trajectory.min_log10_coverage >= base - 1e-12
+    first = data.resets.trajectory.steps_to_eps(data.eps)
+    exact = exact_apmd_many([data.instance], data.eta, 30_000, data.strong_beta, data.inner_steps, eps=data.eps)
+    assert first == exact.steps[0]
+    assert data.weak.trajectory.steps_to_eps(data.eps) == exact_collapse_run(
+        data.instance, data.eta, 30_000, beta=data.weak_beta, eps=data.eps
+    ).steps_to_eps
+    recorded = set(data.resets.trajectory.gradient_steps.tolist())
+    assert set(range(0, first + 1, data.inner_steps)) <= recorded
+    np.testing.assert_allclose(data.resets_path.masses.sum(axis=1), 1.0, atol=1e-12)
+
+
+def test_figure_3_stack_is_ascended_surface_by_surface():
+    data = figure_3_data(gap=0.05, n_surfaces=4, n_points=11, max_steps=30_000)
+    assert len(data.stack) == len(data.stack_resets) == 4
+    assert data.stack_resets[0] == 0 and data.weak.beta < data.strong.beta
+    for surface in (data.strong, *data.stack):
+        np.testing.assert_array_equal(surface.u, data.weak.u)
+        np.testing.assert_array_equal(surface.v, data.weak.v)
+    steps = data.apmd.trajectory.gradient_steps
+    for surface, step in zip(data.stack, data.stack_steps):
+        start = int(np.searchsorted(steps, step))
+        stop = int(np.searchsorted(steps, min(step + data.inner_steps, steps[-1])))
+        np.testing.assert_allclose(surface.reference, data.apmd.plane[start])
+        assert np.all(np.diff(surface.path_objective[start : stop + 1]) >= -1e-12)
