@@ -114,7 +114,7 @@ class Slider:
 def figure_to_data_uri(figure: Figure, dpi: int = FRAME_DPI) -> str:
     """Encode a figure as a PNG data URI."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    figure.savefig(buffer, format="png", dpi=dpi)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 

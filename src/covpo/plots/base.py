@@ -19,10 +19,14 @@ class BookFigure(Figure):
 
     def _repr_png_(self) -> bytes:
         buffer = io.BytesIO()
-        self.savefig(buffer, format="png", dpi=DISPLAY_DPI, bbox_inches="tight")
+        self.savefig(buffer, format="png", dpi=DISPLAY_DPI)
         return buffer.getvalue()
 
 
-def new_figure(width: float, height: float) -> BookFigure:
-    """A constrained-layout figure of the given size in inches."""
-    return BookFigure(figsize=(width, height), layout="constrained")
+def new_figure(width: float, height: float, constrained: bool = True) -> BookFigure:
+    """A figure of the given size in inches, laid out by matplotlib's constrained layout.
+
+    Widgets that redraw on every slider move pass ``constrained=False`` and place their axes
+    with ``subplots_adjust``: the layout solver is most of the cost of a redraw.
+    """
+    return BookFigure(figsize=(width, height), layout="constrained" if constrained else None)

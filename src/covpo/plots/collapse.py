@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.cm import ScalarMappable
-from matplotlib.colors import Normalize
+from matplotlib.colors import ListedColormap, Normalize
 
 from covpo.collapse import (
+    ESCAPE_OUTCOMES,
+    BetaEscapeMap,
     BetaSweep,
     CollapseRun,
     ExactRunsSummary,
@@ -193,6 +195,33 @@ def beta_sweep_figure(sweep: BetaSweep, title: str) -> BookFigure:
     return figure
 
 
+ESCAPE_COLORS = {"collapsed": "#d62728", "optimum not eps-optimal": "#999999", "escaped": "#2ca02c", "budget exhausted": "#ff7f0e"}
+
+
+def beta_escape_map_figure(escape_map: BetaEscapeMap) -> BookFigure:
+    """Outcome of fixed-reference REINFORCE over the ``(beta, 1/gap)`` grid: the escape window closes."""
+    figure = new_figure(8.0, 3.6)
+    axes = figure.add_subplot()
+    colormap = ListedColormap([ESCAPE_COLORS[name] for name in ESCAPE_OUTCOMES])
+    log_betas = np.log10(escape_map.betas)
+    half_step = (log_betas[1] - log_betas[0]) / 2 if log_betas.size > 1 else 0.5
+    beta_edges = 10.0 ** np.concatenate([log_betas - half_step, log_betas[-1:] + half_step])
+    rows = np.arange(escape_map.gaps.size + 1) - 0.5
+    axes.pcolormesh(
+        beta_edges, rows, escape_map.outcome_codes, cmap=colormap, vmin=-0.5, vmax=len(ESCAPE_OUTCOMES) - 0.5
+    )
+    axes.set_xscale("log")
+    axes.set_yticks(np.arange(escape_map.gaps.size), [f"{gap:g}" for gap in escape_map.gaps])
+    axes.set_ylabel("gap (harder downwards)")
+    axes.invert_yaxis()
+    axes.set_xlabel("$\\beta$ (KL to the fixed base model)")
+    for name in ESCAPE_OUTCOMES:
+        axes.plot([], [], "s", color=ESCAPE_COLORS[name], label=name)
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    axes.set_title(f"fixed-reference REINFORCE, eps = gap/2, budget {escape_map.max_steps:,} steps", fontsize=10)
+    return figure
+
+
 def _surface_axes(
     figure: BookFigure, position: int, landscape: Landscape, colour: np.ndarray, label: str, cmap: str
 ) -> None:
@@ -252,7 +281,8 @@ def collapse_explorer_figure(gap: float, beta: float, eta: float, budget: int) -
     run = exact_collapse_run(instance, eta=eta, max_steps=budget, beta=beta if beta > 0 else None, eps=gap / 2, n_records=120)
     trajectory = run.trajectory
     steps = _step_axis(trajectory.gradient_steps)
-    figure = new_figure(11.0, 3.4)
+    figure = new_figure(11.0, 3.4, constrained=False)
+    figure.subplots_adjust(left=0.06, right=0.99, bottom=0.15, top=0.84, wspace=0.3)
     reward_axes, coverage_axes, simplex_axes = figure.subplots(1, 3, width_ratios=[1, 1, 0.9])
     reward_axes.plot(steps, trajectory.reward, color="k")
     reward_axes.axhline(1 - gap / 2, color="C3", ls="--", lw=1, label="$J^\\star - \\varepsilon$")

@@ -1,0 +1,42 @@
+"""Benchmark of widget updates: one slider move at default settings, computed and drawn.
+
+Run as ``python benchmarks/bench_widgets.py``. For every widget of the book it times what a
+live update does: the figure function at the sliders' defaults plus rendering the figure to
+PNG, as the notebook front end receives it. It prints the best of several repetitions next
+to the 200 ms target, and the time to precompute the widget's static stand-in. It asserts
+nothing.
+"""
+
+from __future__ import annotations
+
+import time
+
+from covpo.plots.collapse import collapse_widget
+from covpo.plots.setting import best_of_n_widget
+
+WIDGET_FACTORIES = (best_of_n_widget, collapse_widget)
+REPEATS = 5
+TARGET_MS = 200.0
+
+
+def main() -> None:
+    print(f"{'widget':<28}{'update (ms)':>12}{'target':>9}{'ratio':>8}{'static frames':>15}{'stand-in (s)':>14}")
+    for factory in WIDGET_FACTORIES:
+        start = time.perf_counter()
+        widget = factory()
+        standin_seconds = time.perf_counter() - start
+        defaults = {slider.name: slider.coerce(slider.default) for slider in widget.sliders}
+        best = float("inf")
+        for _ in range(REPEATS):
+            start = time.perf_counter()
+            widget.figure_function(**defaults)._repr_png_()
+            best = min(best, time.perf_counter() - start)
+        frames = widget.standin.count("data:image/png") - 1
+        print(
+            f"{factory.__name__:<28}{1e3 * best:>12.0f}{TARGET_MS:>9.0f}{1e3 * best / TARGET_MS:>8.2f}"
+            f"{frames:>15}{standin_seconds:>14.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
