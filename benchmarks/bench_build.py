@@ -1,0 +1,43 @@
+"""Benchmark of the book build: a cold build with execution, and each chapter's execution time.
+
+Run as ``python benchmarks/bench_build.py`` from the repository root, in the environment the
+README sets up. It builds the whole book into a fresh temporary folder (so nothing is cached),
+prints the wall time of the build against the 6-minute budget, and the execution time of
+every chapter as myst-nb reports it. It asserts nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+BUILD_BUDGET_SECONDS = 360.0
+EXECUTED = re.compile(r"(?P<chapter>\S+\.md): Executed notebook in (?P<seconds>[0-9.]+) seconds")
+
+
+def main() -> None:
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    with tempfile.TemporaryDirectory() as output:
+        start = time.perf_counter()
+        result = subprocess.run(
+            [str(jupyter_book), "build", str(REPOSITORY), "--path-output", output, "-W", "-n", "--keep-going", "--all"],
+            capture_output=True,
+            text=True,
+        )
+        seconds = time.perf_counter() - start
+    status = "ok" if result.returncode == 0 else f"FAILED (exit {result.returncode})"
+    print(f"cold build with execution: {seconds:7.1f} s  (budget {BUILD_BUDGET_SECONDS:.0f} s, "
+          f"ratio {seconds / BUILD_BUDGET_SECONDS:.2f})  {status}")
+    executed = [(Path(m["chapter"]).relative_to(REPOSITORY), float(m["seconds"])) for m in EXECUTED.finditer(result.stdout)]
+    for chapter, chapter_seconds in executed:
+        print(f"    {str(chapter):<28}{chapter_seconds:7.1f} s")
+    print(f"    {'all chapters':<28}{sum(s for _, s in executed):7.1f} s")
+
+
+if __name__ == "__main__":
+    main()
