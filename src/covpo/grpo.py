@@ -1,0 +1,434 @@
+"""GRPO-style training with a fixed or a reset reference (SPEC section 6, paper appendix H.4).
+
+The stylized GRPO of the paper's comparison, in our contextual-bandit notation (one response
+is a whole answer, so there is no token averaging). Each outer iteration draws ``N`` prompts
+with a group of ``G`` responses each from the current policy ``pi_old`` and takes ``K``
+full-batch gradient steps on
+
+    ``mean_{i,j} min(w_ij A_ij, clip(w_ij, 1 - eps, 1 + eps_high) A_ij) - beta KL-term``,
+
+with ``w_ij = pi_theta(y_ij|x_i) / pi_old(y_ij|x_i)`` and the group advantage
+``A_ij = r_ij - mean_j r_ij`` (optionally divided by the group's standard deviation). The KL
+term is toward a reference that is either
+
+- **fixed** at the base model ``pi_0`` (common practice; ``beta = 0``, no KL, is the default
+  of TRL's trainer), run by :func:`grpo` with ``reference="fixed"``: no resets; or
+- **reset** to ``pi_t`` every outer iteration (DeepSeekMath's iterative GRPO, ProRL): an
+  instance of APMD, :func:`grpo_inner_loop` for :func:`covpo.mirror_descent.apmd`.
+
+The KL term is exact per sampled prompt (``"exact"``) or the k3 estimator
+``mean_ij [exp(lr_ij) - lr_ij - 1]``, ``lr = log pi_ref - log pi_theta`` (``"k3"``), as
+practical trainers compute it on the batch.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import numpy as np
+
+from covpo.instances import BanditInstance
+from covpo.mirror_descent import InnerLoop, InnerLoopContext, Subproblem, apmd
+from covpo.policies import base_log_policy, log_policy
+from covpo.ppo import (
+    BatchTerms,
+    Evaluation,
+    PolicyOptimizationRun,
+    RatioRecorder,
+    ResponseBatch,
+    ascend,
+    ascend_on_subproblem,
+    batch_terms,
+    check_inner_loop_sizes,
+    check_kl_option,
+    draw_batch,
+    draw_reference_batch,
+    prompt_kl,
+    score_average,
+)
+from covpo.trajectory import TrajectoryRecorder
+from covpo.validation import check_count, check_finite_array, check_nonnegative, check_positive
+
+KL_ESTIMATORS = ("exact", "k3")
+REFERENCES = ("fixed", "reset")
+DEFAULT_STD_EPS = 1e-4
+
+
+def group_advantages(rewards: np.ndarray, scale_by_std: bool = False, std_eps: float = DEFAULT_STD_EPS) -> np.ndarray:
+    """GRPO's group-relative advantages ``A_ij = r_ij - mean_j r_ij`` (SPEC section 6).
+
+    ``rewards`` has shape ``(N, G)``, one row per prompt's group. With ``scale_by_std`` each
+    row is divided by its sample standard deviation (``ddof = 1``) plus ``std_eps``, so a
+    group whose rewards are all equal gets zero advantages either way. The paper's
+    stylized comparison omits the scaling; every row of the result sums to zero.
+    """
+    rewards = check_finite_array("rewards", rewards, ndim=2)
+    check_count("group_size", rewards.shape[1], minimum=2)
+    std_eps = check_positive("std_eps", std_eps)
+    advantages = rewards - rewards.mean(axis=1, keepdims=True)
+    if scale_by_std:
+        advantages = advantages / (rewards.std(axis=1, ddof=1, keepdims=True) + std_eps)
+    return advantages
+
+
+def k3_estimate(log_reference: np.ndarray, log_policy_values: np.ndarray) -> np.ndarray:
+    """The k3 KL estimator ``exp(lr) - lr - 1`` with ``lr = log pi_ref(y) - log pi_theta(y)`` (SPEC section 9).
+
+    Elementwise; non-negative (``e^z >= 1 + z``) and, for ``y ~ pi_theta``, unbiased for
+    ``KL(pi_theta || pi_ref)`` because ``E_{pi_theta}[pi_ref / pi_theta] = 1``.
+    """
+    log_ratio = np.asarray(log_reference, dtype=float) - np.asarray(log_policy_values, dtype=float)
+    return np.maximum(np.expm1(log_ratio) - log_ratio, 0.0)
+
+
+def check_clip_epsilon(clip_epsilon: float, clip_epsilon_high: float | None = None) -> tuple[float, float]:
+    """Return the ratio interval ``(1 - eps, 1 + eps_high)``; ``0 < eps < 1``, ``eps_high > 0`` (``eps`` by default)."""
+    low = float(clip_epsilon)
+    if not 0.0 < low < 1.0:
+        raise ValueError(f"clip_epsilon must lie strictly between 0 and 1, got {clip_epsilon!r}")
+    high = low if clip_epsilon_high is None else check_positive("clip_epsilon_high", clip_epsilon_high)
+    return 1.0 - low, 1.0 + high
+
+
+def grpo_clip_mask(log_ratio: np.ndarray, advantages: np.ndarray, interval: tuple[float, float]) -> np.ndarray:
+    """Where ``min(w A, clip(w) A)`` takes the clipped branch and so passes no gradient.
+
+    ``A > 0`` and ``w > 1 + eps_high``, or ``A < 0`` and ``w < 1 - eps`` (the ``clip_ratio``
+    that practical trainers log). Elsewhere the minimum is ``w A``.
+    """
+    low, high = interval
+    return ((advantages > 0.0) & (log_ratio > np.log(high))) | ((advantages < 0.0) & (log_ratio < np.log(low)))
+
+
+def _grpo_parts(
+    instance: BanditInstance,
+    theta: np.ndarray,
+    batch: ResponseBatch,
+    advantages: np.ndarray,
+    log_reference: np.ndarray,
+    beta: float,
+    interval: tuple[float, float],
+    kl: str,
+) -> tuple[float, np.ndarray, BatchTerms, np.ndarray]:
+    terms = batch_terms(instance, theta, batch)
+    weights = np.exp(terms.log_ratio)
+    clipped = grpo_clip_mask(terms.log_ratio, advantages, interval)
+    surrogate = np.minimum(weights * advantages, np.clip(weights, *interval) * advantages)
+    objective = float(surrogate.mean())
+    gradient = score_average(np.where(clipped, 0.0, weights * advantages), terms.scores)
+    if beta > 0.0:
+        if kl == "exact":
+            penalty, penalty_gradient = prompt_kl(instance, terms.log_probs, log_reference, batch.prompts)
+        else:
+            log_ref_samples = log_reference[batch.prompts, batch.responses]
+            log_theta_samples = terms.log_probs[batch.prompts, batch.responses]
+            penalty = float(k3_estimate(log_ref_samples, log_theta_samples).mean())
+            # d/dtheta [e^lr - lr - 1] = (1 - e^lr) grad log pi_theta, with lr = log pi_ref - log pi_theta
+            penalty_gradient = score_average(-np.expm1(log_ref_samples - log_theta_samples), terms.scores)
+        objective -= beta * penalty
+        gradient = gradient - beta * penalty_gradient
+    return objective, gradient, terms, clipped
+
+
+def _check_advantages(batch: ResponseBatch, advantages: np.ndarray) -> np.ndarray:
+    advantages = check_finite_array("advantages", advantages)
+    if advantages.shape != batch.responses.shape:
+        raise ValueError(f"advantages must have the batch's shape {batch.responses.shape}, got {advantages.shape}")
+    return advantages
+
+
+def grpo_objective(
+    instance: BanditInstance,
+    theta: np.ndarray,
+    batch: ResponseBatch,
+    advantages: np.ndarray,
+    log_reference: np.ndarray,
+    beta: float,
+    *,
+    clip_epsilon: float = 0.2,
+    clip_epsilon_high: float | None = None,
+    kl: str = "k3",
+) -> float:
+    """GRPO's ``mean_ij min(w A, clip(w, 1 - eps, 1 + eps_high) A) - beta KL-term`` (SPEC section 6).
+
+    Parameters
+    ----------
+    instance, theta
+        The bandit and the parameters of ``pi_theta``.
+    batch
+        Groups drawn from ``pi_old``, shape ``(N, G)`` (:func:`covpo.ppo.draw_batch`).
+    advantages
+        ``A_ij``, the batch's shape (:func:`group_advantages`).
+    log_reference
+        The KL reference table ``log pi_ref(y|x)`` (``pi_0`` or ``pi_t``).
+    beta
+        KL strength, ``>= 0`` (0 drops the term).
+    clip_epsilon, clip_epsilon_high
+        The ratio interval ``[1 - eps, 1 + eps_high]``.
+    kl
+        ``"exact"``: ``mean_i KL(pi_theta(.|x_i) || pi_ref(.|x_i))`` over the sampled prompts;
+        ``"k3"``: :func:`k3_estimate` averaged over the batch's responses.
+    """
+    beta = check_nonnegative("beta", beta)
+    interval = check_clip_epsilon(clip_epsilon, clip_epsilon_high)
+    kl = check_kl_option(kl, KL_ESTIMATORS)
+    advantages = _check_advantages(batch, advantages)
+    return _grpo_parts(instance, theta, batch, advantages, log_reference, beta, interval, kl)[0]
+
+
+def grpo_gradient(
+    instance: BanditInstance,
+    theta: np.ndarray,
+    batch: ResponseBatch,
+    advantages: np.ndarray,
+    log_reference: np.ndarray,
+    beta: float,
+    *,
+    clip_epsilon: float = 0.2,
+    clip_epsilon_high: float | None = None,
+    kl: str = "k3",
+) -> np.ndarray:
+    """Gradient of :func:`grpo_objective`, as automatic differentiation of the loss computes it.
+
+    The surrogate contributes ``w A (phi - phibar)`` where the unclipped branch is the minimum
+    and nothing where :func:`grpo_clip_mask` holds. The k3 term is differentiated through
+    the estimator on the fixed batch, ``beta (pi_ref / pi_theta - 1)(phi - phibar)`` per sample;
+    on-policy its expectation is ``-beta grad KL(pi_ref || pi_theta)``, the gradient of the
+    reverse KL, not of ``KL(pi_theta || pi_ref)``, though both vanish at ``pi_theta = pi_ref``.
+    """
+    beta = check_nonnegative("beta", beta)
+    interval = check_clip_epsilon(clip_epsilon, clip_epsilon_high)
+    kl = check_kl_option(kl, KL_ESTIMATORS)
+    advantages = _check_advantages(batch, advantages)
+    return _grpo_parts(instance, theta, batch, advantages, log_reference, beta, interval, kl)[1]
+
+
+def _grpo_evaluator(
+    instance: BanditInstance,
+    batch: ResponseBatch,
+    log_reference: np.ndarray,
+    beta: float,
+    interval: tuple[float, float],
+    kl: str,
+    scale_by_std: bool,
+    std_eps: float,
+) -> Callable[[np.ndarray], Evaluation]:
+    advantages = group_advantages(batch.rewards, scale_by_std, std_eps)
+
+    def evaluate(theta: np.ndarray) -> Evaluation:
+        _, gradient, terms, clipped = _grpo_parts(instance, theta, batch, advantages, log_reference, beta, interval, kl)
+        return Evaluation(gradient, terms.log_probs, terms.log_ratio, float(clipped.mean()))
+
+    return evaluate
+
+
+def grpo_steps(
+    ratios: RatioRecorder | None,
+    subproblem: Subproblem,
+    context: InnerLoopContext,
+    *,
+    batch_size: int,
+    group_size: int,
+    inner_steps: int,
+    eta: float,
+    clip_epsilon: float,
+    clip_epsilon_high: float | None,
+    kl: str,
+    scale_by_std: bool,
+    std_eps: float,
+) -> np.ndarray:
+    """One outer iteration of iterative GRPO: groups from ``pi_t``, ``K`` steps with KL to ``pi_t``.
+
+    ``N G`` responses counted; the sampling policy and the KL reference are both the reset
+    reference ``pi_t``, and ``beta`` is the subproblem's.
+    """
+    batch = draw_reference_batch(subproblem, context, batch_size, group_size)
+    interval = check_clip_epsilon(clip_epsilon, clip_epsilon_high)
+    evaluate = _grpo_evaluator(
+        subproblem.instance, batch, subproblem.log_reference, subproblem.beta, interval, kl, scale_by_std, std_eps
+    )
+    return ascend_on_subproblem(ratios, subproblem, context, evaluate, inner_steps, eta)
+
+
+def _check_grpo_settings(
+    batch_size: int,
+    group_size: int,
+    inner_steps: int,
+    eta: float,
+    clip_epsilon: float,
+    clip_epsilon_high: float | None,
+    kl: str,
+    std_eps: float,
+) -> dict:
+    batch_size, inner_steps, eta = check_inner_loop_sizes(batch_size, inner_steps, eta)
+    check_clip_epsilon(clip_epsilon, clip_epsilon_high)
+    return {
+        "batch_size": batch_size,
+        "group_size": check_count("group_size", group_size, minimum=2),
+        "inner_steps": inner_steps,
+        "eta": eta,
+        "clip_epsilon": float(clip_epsilon),
+        "clip_epsilon_high": None if clip_epsilon_high is None else float(clip_epsilon_high),
+        "kl": check_kl_option(kl, KL_ESTIMATORS),
+        "std_eps": check_positive("std_eps", std_eps),
+    }
+
+
+def grpo_inner_loop(
+    batch_size: int,
+    group_size: int,
+    inner_steps: int,
+    eta: float,
+    *,
+    clip_epsilon: float = 0.2,
+    clip_epsilon_high: float | None = None,
+    kl: str = "k3",
+    scale_by_std: bool = False,
+    std_eps: float = DEFAULT_STD_EPS,
+    ratios: RatioRecorder | None = None,
+) -> InnerLoop:
+    """The iterative-GRPO inner loop for :func:`covpo.mirror_descent.apmd` (reference reset each iteration).
+
+    Parameters
+    ----------
+    batch_size
+        ``N`` prompts per outer iteration, ``>= 1``.
+    group_size
+        ``G`` responses per prompt, ``>= 2`` (a group of one has no baseline).
+    inner_steps
+        ``K`` gradient steps on the reused batch, ``>= 1``.
+    eta
+        Learning rate, ``> 0``.
+    clip_epsilon, clip_epsilon_high
+        Ratio interval ``[1 - eps, 1 + eps_high]``; ``eps_high = eps`` by default.
+    kl
+        ``"k3"`` (practice) or ``"exact"``.
+    scale_by_std, std_eps
+        Divide advantages by the group's standard deviation plus ``std_eps``.
+    ratios
+        Optional :class:`~covpo.ppo.RatioRecorder`; its clip fraction is the share of samples
+        where :func:`grpo_clip_mask` holds.
+    """
+    settings = _check_grpo_settings(
+        batch_size, group_size, inner_steps, eta, clip_epsilon, clip_epsilon_high, kl, std_eps
+    )
+    return functools.partial(grpo_steps, ratios, scale_by_std=bool(scale_by_std), **settings)
+
+
+def grpo(
+    instance: BanditInstance,
+    beta: float,
+    n_iterations: int,
+    *,
+    batch_size: int,
+    group_size: int,
+    inner_steps: int,
+    eta: float,
+    rng: np.random.Generator,
+    reference: str = "fixed",
+    clip_epsilon: float = 0.2,
+    clip_epsilon_high: float | None = None,
+    kl: str = "k3",
+    scale_by_std: bool = False,
+    std_eps: float = DEFAULT_STD_EPS,
+    record_each_step: bool = False,
+) -> PolicyOptimizationRun:
+    """GRPO-style training (SPEC section 6) with a fixed or a reset KL reference.
+
+    Each of the ``T = n_iterations`` outer iterations draws ``N = batch_size`` prompts with
+    ``G = group_size`` responses each from the current policy (``N G`` responses counted)
+    and takes ``K = inner_steps`` gradient steps of :func:`grpo_gradient` on them.
+
+    Parameters
+    ----------
+    instance
+        The bandit.
+    beta
+        KL strength. With ``reference="fixed"``, ``>= 0`` (0 is plain clipped GRPO without
+        KL); with ``reference="reset"``, ``> 0``, as for every instance of APMD.
+    n_iterations
+        Number of outer iterations (batches), ``>= 1``.
+    batch_size, group_size, inner_steps, eta, clip_epsilon, clip_epsilon_high, kl, scale_by_std, std_eps
+        As for :func:`grpo_inner_loop`.
+    rng
+        The only source of randomness; a seed fixes the run bit for bit.
+    reference
+        ``"fixed"``: the KL reference is the base model ``pi_0`` throughout and no reset is
+        counted; ``"reset"``: the reference is reset to ``pi_t`` every outer iteration (APMD
+        with :func:`grpo_inner_loop`, one reset per iteration).
+    record_each_step
+        Record every gradient step's iterate instead of one record per outer iteration.
+
+    Returns
+    -------
+    PolicyOptimizationRun
+        ``inner_kl`` is ``None`` for the fixed reference.
+    """
+    if reference not in REFERENCES:
+        raise ValueError(f"reference must be one of {REFERENCES}, got {reference!r}")
+    n_iterations = check_count("n_iterations", n_iterations)
+    settings = _check_grpo_settings(
+        batch_size, group_size, inner_steps, eta, clip_epsilon, clip_epsilon_high, kl, std_eps
+    )
+    ratios = RatioRecorder()
+    if reference == "reset":
+        result = apmd(
+            instance,
+            check_positive("beta", beta),
+            n_iterations,
+            grpo_inner_loop(**settings, scale_by_std=scale_by_std, ratios=ratios),
+            rng=rng,
+            record_each_step=record_each_step,
+            algorithm="GRPO (reset reference)",
+            settings={"reference": reference, "scale_by_std": bool(scale_by_std)},
+        )
+        return PolicyOptimizationRun(result.trajectory, result.thetas, result.inner_kl, ratios.finish())
+
+    beta = check_nonnegative("beta", beta)
+    interval = check_clip_epsilon(clip_epsilon, clip_epsilon_high)
+    recorder = TrajectoryRecorder(
+        "GRPO (fixed reference)",
+        instance.optimal_value,
+        {
+            "beta": beta,
+            "n_iterations": n_iterations,
+            "reference": reference,
+            "scale_by_std": bool(scale_by_std),
+            **settings,
+        },
+    )
+    log_base = base_log_policy(instance)
+    prompt_support = instance.prompt_probs > 0.0
+    theta = np.array(instance.base_theta, dtype=float)
+    recorder.record_policy(instance, log_base)
+    thetas = [theta]
+
+    def step_taken(new_theta: np.ndarray) -> None:
+        recorder.count_gradient_steps(1)
+        if record_each_step:
+            recorder.record_policy(instance, log_policy(instance, new_theta))
+
+    for iteration in range(n_iterations):
+        log_old = log_policy(instance, theta)
+        batch = draw_batch(instance, log_old, settings["batch_size"], rng, settings["group_size"])
+        recorder.count_responses(batch.size)
+        evaluate = _grpo_evaluator(
+            instance, batch, log_base, beta, interval, settings["kl"], scale_by_std, settings["std_eps"]
+        )
+        theta = ascend(
+            theta,
+            evaluate,
+            inner_steps=settings["inner_steps"],
+            eta=settings["eta"],
+            on_step=step_taken,
+            log_sampling=log_old,
+            prompt_support=prompt_support,
+            ratios=ratios,
+            iteration=iteration,
+            steps_before=recorder.gradient_steps,
+        )
+        if not record_each_step:
+            recorder.record_policy(instance, log_policy(instance, theta))
+        thetas.append(theta)
+    return PolicyOptimizationRun(recorder.finish(), np.vstack(thetas), None, ratios.finish())
