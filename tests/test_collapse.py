@@ -30,7 +30,6 @@ from covpo.objectives import regularized_gradient, regularized_optimum, reward_g
 from covpo.policies import base_log_policy, expected_reward, log_coverage, log_policy
 from covpo.reinforce import sampled_reinforce
 
-
 # --- the instance ---------------------------------------------------------------------------
 
 

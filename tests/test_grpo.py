@@ -18,24 +18,11 @@ from covpo.grpo import (
     grpo_objective,
     k3_estimate,
 )
-from covpo.instances import BanditInstance, random_softmax_linear_instance
+from covpo.instances import BanditInstance
 from covpo.mirror_descent import apmd
 from covpo.policies import base_log_policy, kl_per_prompt, log_policy, sample_responses
 from covpo.ppo import RatioRecorder, ResponseBatch, batch_terms, draw_batch
-
-
-def small_instance(seed: int = 3) -> BanditInstance:
-    """A fixed random realizable instance: 3 prompts, 5 responses, 4 features, rewards in [0, 1]."""
-    return random_softmax_linear_instance(np.random.default_rng(seed), 3, 5, 4)
-
-
-def finite_difference(function, theta: np.ndarray, step: float = 1e-6) -> np.ndarray:
-    gradient = np.zeros_like(theta)
-    for i in range(theta.size):
-        shift = np.zeros_like(theta)
-        shift[i] = step
-        gradient[i] = (function(theta + shift) - function(theta - shift)) / (2 * step)
-    return gradient
+from tests.helpers import finite_difference, small_instance
 
 
 def group_batch(instance: BanditInstance, seed: int, n_prompts: int = 12, group_size: int = 4, scale: float = 0.5):

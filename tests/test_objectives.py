@@ -12,26 +12,15 @@ from scipy.special import log_softmax
 from covpo import tabular_instance
 from covpo.objectives import (
     kl_gradient,
-    regularized_gradient,
     regularized_gap,
+    regularized_gradient,
     regularized_objective,
     regularized_optimum,
     reward_gradient,
 )
 from covpo.policies import base_log_policy, expected_kl, expected_reward, log_policy
+from tests.helpers import finite_difference
 from tests.strategies import instances_with_theta
-
-FINITE_DIFFERENCE_STEP = 1e-6
-
-
-def finite_difference(function, theta: np.ndarray) -> np.ndarray:
-    """Central finite-difference gradient of a scalar function of ``theta``."""
-    gradient = np.empty_like(theta)
-    for i in range(theta.size):
-        step = np.zeros_like(theta)
-        step[i] = FINITE_DIFFERENCE_STEP
-        gradient[i] = (function(theta + step) - function(theta - step)) / (2 * FINITE_DIFFERENCE_STEP)
-    return gradient
 
 
 @settings(max_examples=40, deadline=None)

@@ -15,10 +15,15 @@ from covpo.coverage_instances import (
     dialled_coverage_instance,
     log_coverage_coefficient,
 )
-from covpo.instances import BanditInstance, random_softmax_linear_instance
+from covpo.instances import BanditInstance
 from covpo.mirror_descent import apmd
 from covpo.objectives import regularized_objective, regularized_optimum
-from covpo.policies import base_log_policy, coverage_coefficient, log_coverage, log_policy
+from covpo.policies import (
+    base_log_policy,
+    coverage_coefficient,
+    log_coverage,
+    log_policy,
+)
 from covpo.ppo import (
     RatioRecorder,
     ResponseBatch,
@@ -35,21 +40,8 @@ from covpo.ppo import (
     ppo_noclip_inner_loop,
     ppo_noclip_objective,
 )
+from tests.helpers import finite_difference, small_instance
 from tests.strategies import softmax_linear_instances
-
-
-def small_instance(seed: int = 3) -> BanditInstance:
-    """A fixed random realizable instance: 3 prompts, 5 responses, 4 features, rewards in [0, 1]."""
-    return random_softmax_linear_instance(np.random.default_rng(seed), 3, 5, 4)
-
-
-def finite_difference(function, theta: np.ndarray, step: float = 1e-6) -> np.ndarray:
-    gradient = np.zeros_like(theta)
-    for i in range(theta.size):
-        shift = np.zeros_like(theta)
-        shift[i] = step
-        gradient[i] = (function(theta + shift) - function(theta - shift)) / (2 * step)
-    return gradient
 
 
 def batch_and_theta(instance: BanditInstance, seed: int, size: int = 40, scale: float = 0.3):

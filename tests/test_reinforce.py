@@ -9,23 +9,19 @@ import pytest
 
 from covpo.collapse import collapse_instance, exact_collapse_run
 from covpo.instances import random_softmax_linear_instance, tabular_instance
-from covpo.objectives import regularized_gradient, regularized_objective, reward_gradient
+from covpo.objectives import (
+    regularized_gradient,
+    regularized_objective,
+    reward_gradient,
+)
 from covpo.policies import base_log_policy, expected_reward, log_policy
 from covpo.reinforce import exact_reinforce, sampled_gradient, sampled_reinforce
+from tests.helpers import finite_difference
 
 
 @pytest.fixture
 def small_instance():
     return random_softmax_linear_instance(np.random.default_rng(7), n_prompts=2, n_responses=3, dim=4)
-
-
-def finite_difference(function, theta: np.ndarray, step: float = 1e-6) -> np.ndarray:
-    gradient = np.zeros_like(theta)
-    for i in range(theta.size):
-        shift = np.zeros_like(theta)
-        shift[i] = step
-        gradient[i] = (function(theta + shift) - function(theta - shift)) / (2 * step)
-    return gradient
 
 
 @pytest.mark.parametrize("beta", [None, 0.3])
