@@ -25,6 +25,7 @@ from covpo.collapse import (
     mirror_descent_resets_to_eps,
     regularized_optimum_suboptimality,
 )
+from covpo.collapse.reset_sweeps import inner_accuracy_sweep, inner_kl_per_reset
 from covpo.mirror_descent import apmd, exact_mirror_descent, gradient_ascent_inner_loop
 from covpo.objectives import regularized_objective
 from covpo.policies import log_policy
@@ -272,3 +273,38 @@ def test_figure_3_stack_is_ascended_surface_by_surface():
         stop = int(np.searchsorted(steps, min(step + data.inner_steps, steps[-1])))
         np.testing.assert_allclose(surface.reference, data.apmd.plane[start])
         assert np.all(np.diff(surface.path_objective[start : stop + 1]) >= -1e-12)
+
+
+# --- inner-loop accuracy -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("beta", "inner_steps", "eta"), [(0.5, 3, 2.0), (0.2, 1, 1.0), (1.0, 4, 4.0)])
+def test_inner_kl_per_reset_is_the_meta_algorithms_inner_kl(beta, inner_steps, eta):
+    instance = collapse_instance(0.1, n_zero=9)
+    n_iterations = 15
+    general = apmd(instance.to_bandit(), beta, n_iterations, gradient_ascent_inner_loop(inner_steps, eta))
+    n_steps = n_iterations * inner_steps
+    run = exact_apmd_run(
+        instance, beta, inner_steps, eta=eta, max_steps=n_steps, record_steps=np.arange(0, n_steps + 1, inner_steps)
+    )
+    np.testing.assert_allclose(inner_kl_per_reset(run, beta, inner_steps), general.inner_kl, rtol=1e-7, atol=1e-13)
+    with pytest.raises(ValueError, match="inner_steps"):
+        inner_kl_per_reset(exact_apmd_run(instance, beta, inner_steps, max_steps=n_steps, n_records=3), beta, inner_steps)
+
+
+def test_inner_accuracy_sweep_ties_coverage_to_inner_accuracy():
+    sweep = inner_accuracy_sweep(collapse_instance(0.05), inner_steps=[1, 2, 8, 32], etas=[4.0], max_steps=256)
+    assert sweep.max_inner_kl.shape == sweep.min_coverage_ratio.shape == (1, 4)
+    assert list(sweep.preserved[0]) == [False, False, True, True]
+    # more inner steps solve each subproblem more accurately
+    assert np.all(np.diff(sweep.max_inner_kl[0]) < 0)
+    assert sweep.max_inner_kl[0, ~sweep.preserved[0]].min() > sweep.max_inner_kl[0, sweep.preserved[0]].max()
+    np.testing.assert_allclose(sweep.min_coverage_ratio[0, 2:], 1.0, atol=1e-12)
+    one_step = exact_reinforce_many([collapse_instance(0.05)], 4.0, 256)
+    assert sweep.min_coverage_ratio[0, 0] == pytest.approx(
+        10.0 ** (one_step.min_log10_coverage[0] - np.log10(sweep.base_coverage)), rel=1e-9
+    )
+    with pytest.raises(ValueError, match="inner_steps"):
+        inner_accuracy_sweep(collapse_instance(0.05), inner_steps=[64], max_steps=32)
+    with pytest.raises(ValueError, match="etas"):
+        inner_accuracy_sweep(collapse_instance(0.05), etas=[0.0])

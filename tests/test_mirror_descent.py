@@ -17,6 +17,7 @@ from covpo.mirror_descent import (
     gradient_ascent_inner_loop,
     mirror_descent_bound,
     mirror_descent_policy,
+    mirror_descent_rate,
 )
 from covpo.objectives import regularized_optimum
 from covpo.policies import (
@@ -272,3 +273,38 @@ def test_bad_inner_loop_settings_and_times_are_rejected():
         mirror_descent_policy(instance, 1.0, -1)
     with pytest.raises(ValueError, match="t must"):
         mirror_descent_bound(instance, 1.0, np.array([1, 0]))
+
+
+def test_mirror_descent_rate_stays_under_its_bound_and_needs_resets_in_proportion_to_beta():
+    instances = [small_instance(seed) for seed in range(2)]
+    betas = np.array([0.25, 0.5, 1.0])
+    rate = mirror_descent_rate(instances, betas, 40, eps=0.05)
+    assert rate.suboptimality.shape == rate.bound.shape == (2, 3, 41)
+    assert np.all(np.isinf(rate.bound[:, :, 0]))
+    assert np.all(rate.suboptimality[:, :, 1:] <= rate.bound[:, :, 1:] + 1e-12)
+    np.testing.assert_allclose(rate.bound[0, 1, 4], mirror_descent_bound(instances[0], 0.5, 4), rtol=1e-12)
+    for i, instance in enumerate(instances):
+        # pi_t depends on t / beta only: doubling beta and t gives the same policy.
+        np.testing.assert_allclose(rate.suboptimality[i, 1, ::2][:11], rate.suboptimality[i, 0, :11], atol=1e-12)
+        for j, beta in enumerate(betas):
+            first = rate.resets_to_eps[i, j]
+            assert rate.suboptimality[i, j, first] <= 0.05 < rate.suboptimality[i, j, first - 1]
+            assert rate.log_inverse_base_coverage[i] == pytest.approx(
+                mirror_descent_bound(instance, beta, 1) / beta, rel=1e-12
+            )
+    assert np.all(np.diff(rate.resets_to_eps, axis=1) > 0)
+    assert mirror_descent_rate(instances[:1], [1.0], 1, eps=1e-9).resets_to_eps[0, 0] == -1
+
+
+def test_mirror_descent_rate_rejects_bad_arguments():
+    instance = small_instance()
+    with pytest.raises(ValueError, match="instances"):
+        mirror_descent_rate([], [1.0], 5, 0.1)
+    with pytest.raises(ValueError, match="betas"):
+        mirror_descent_rate([instance], [1.0, 0.0], 5, 0.1)
+    with pytest.raises(ValueError, match="betas"):
+        mirror_descent_rate([instance], [], 5, 0.1)
+    with pytest.raises(ValueError, match="n_iterations"):
+        mirror_descent_rate([instance], [1.0], 0, 0.1)
+    with pytest.raises(ValueError, match="eps"):
+        mirror_descent_rate([instance], [1.0], 5, 0.0)

@@ -8,11 +8,12 @@ import re
 import numpy as np
 import pytest
 
-from covpo.plots.setting import best_of_n_explorer_figure, best_of_n_widget
+from covpo.plots.collapse import collapse_widget
+from covpo.plots.mirror_descent import apmd_widget
+from covpo.plots.setting import best_of_n_widget
 from covpo.widgets import Slider, explorable
 
-WIDGET_FACTORIES = [best_of_n_widget]
-FIGURE_FUNCTIONS = {best_of_n_widget: best_of_n_explorer_figure}
+WIDGET_FACTORIES = [best_of_n_widget, collapse_widget, apmd_widget]
 
 
 @pytest.mark.parametrize("factory", WIDGET_FACTORIES)

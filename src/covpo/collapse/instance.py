@@ -29,7 +29,12 @@ from scipy.optimize import brentq
 from scipy.special import logsumexp
 
 from covpo.instances import BanditInstance, tabular_instance
-from covpo.validation import check_count, check_nonnegative, check_positive, check_probability
+from covpo.validation import (
+    check_count,
+    check_nonnegative,
+    check_positive,
+    check_probability,
+)
 
 OPTIMAL, DISTRACTOR, ZERO = 0, 1, 2
 

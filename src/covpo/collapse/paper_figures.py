@@ -16,9 +16,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from covpo.validation import check_count, check_finite_array, check_positive, check_probability
+from covpo.validation import (
+    check_count,
+    check_finite_array,
+    check_positive,
+    check_probability,
+)
 
-from .engine import DEFAULT_ETA, DEFAULT_N_RECORDS, CollapseRun, _log_spaced_steps, exact_collapse_run
+from .engine import (
+    DEFAULT_ETA,
+    DEFAULT_N_RECORDS,
+    CollapseRun,
+    _log_spaced_steps,
+    exact_collapse_run,
+)
 from .instance import (
     DEFAULT_EPS_FRACTION,
     DEFAULT_MARGIN,

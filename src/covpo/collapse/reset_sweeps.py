@@ -4,7 +4,9 @@
 - :func:`inner_steps_sweep`: where coverage preservation breaks as the inner loop gets too
   short or the step too large;
 - :func:`apmd_steps_along_knob`: steps to eps along the hardness knob of chapter 2, which
-  grow like a small power of ``1 / gap`` instead of exponentially, at constant coverage.
+  grow like a small power of ``1 / gap`` instead of exponentially, at constant coverage;
+- :func:`inner_accuracy_sweep`: how accurately each inner loop solves its subproblem
+  (:func:`inner_kl_per_reset`) next to how much coverage the run keeps.
 
 Every sweep advances its runs together in one compiled call.
 """
@@ -15,10 +17,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import logsumexp
 
-from covpo.validation import check_count, check_finite_array, check_positive, check_probability
+from covpo.validation import (
+    check_count,
+    check_finite_array,
+    check_positive,
+    check_probability,
+)
 
-from .engine import DEFAULT_ETA, DEFAULT_MAX_STEPS, _run_exact
+from .engine import DEFAULT_ETA, DEFAULT_MAX_STEPS, CollapseRun, _run_exact
 from .instance import (
     DEFAULT_DISTRACTOR_PROB,
     DEFAULT_EPS_FRACTION,
@@ -27,9 +35,16 @@ from .instance import (
     CollapseInstance,
     _check_instance,
     _state_summary,
+    class_log_probs,
     collapse_instance,
 )
-from .resets import DEFAULT_APMD_BETA, DEFAULT_INNER_STEPS, exact_apmd_many, mirror_descent_resets_to_eps
+from .resets import (
+    DEFAULT_APMD_BETA,
+    DEFAULT_INNER_STEPS,
+    exact_apmd_many,
+    exact_apmd_run,
+    mirror_descent_resets_to_eps,
+)
 from .sweeps import REGULARIZED_GAPS, UNREGULARIZED_GAPS
 
 APMD_KNOB_GAPS = np.concatenate([UNREGULARIZED_GAPS, REGULARIZED_GAPS, [1.0 / 100.0, 1.0 / 200.0]])
@@ -40,6 +55,9 @@ INNER_STEPS_GRID = (1, 2, 4, 8, 16, 32, 64)
 
 ETA_GRID = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 """Learning rates of :func:`inner_steps_sweep` and :func:`apmd_learning_rate_sweep`."""
+
+ACCURACY_ETAS = (2.0, 4.0)
+"""Learning rates of :func:`inner_accuracy_sweep`."""
 
 DEFAULT_COVERAGE_FRACTION = 0.5
 MONOTONE_TOLERANCE = 1e-12
@@ -379,4 +397,131 @@ def apmd_steps_along_knob(
         inner_steps=inner_steps,
         eta=eta,
         max_steps=max_steps,
+    )
+
+
+def inner_kl_per_reset(run: CollapseRun, beta: float, inner_steps: int) -> np.ndarray:
+    """``KL(pi_{t+1} || pi*_{t+1})`` of every complete outer iteration of an APMD run (SPEC section 4).
+
+    ``pi*_{t+1} proportional to pi_t exp(r / beta)`` is the exact mirror-descent step from the
+    reference ``pi_t``; the value is the accuracy with which the inner loop solved subproblem
+    ``t``, the quantity :attr:`covpo.mirror_descent.APMDResult.inner_kl` keeps. The zero-reward
+    responses share one logit in the policy and in the target, so the KL over the three
+    classes equals the KL over all responses. ``run`` must hold a record at every reset,
+    ``inner_steps`` steps apart, from step 0 on (``record_steps`` at multiples of ``inner_steps``).
+    """
+    beta = check_positive("beta", beta)
+    inner_steps = check_count("inner_steps", inner_steps)
+    steps = run.trajectory.gradient_steps
+    at_resets = steps % inner_steps == 0
+    expected = np.arange(0, steps[at_resets][-1] + 1, inner_steps)
+    if not np.array_equal(steps[at_resets], expected):
+        raise ValueError(f"run must be recorded at every multiple of inner_steps={inner_steps} from step 0")
+    log_masses = class_log_probs(run.instance, run.logits[at_resets])
+    log_target = log_masses[:-1] + run.instance.rewards / beta
+    log_target -= logsumexp(log_target, axis=1, keepdims=True)
+    following = log_masses[1:]
+    return np.maximum(np.sum(np.exp(following) * (following - log_target), axis=1), 0.0)
+
+
+@dataclass(frozen=True)
+class InnerAccuracySweep:
+    """Inner-loop accuracy and coverage of APMD over inner step counts and learning rates (SPEC section 4).
+
+    Arrays are ``(n_etas, n_inner_steps)``; every run takes ``max_steps // inner_steps`` complete
+    outer iterations from the base model, without stopping at eps.
+
+    Attributes
+    ----------
+    inner_steps, etas
+        The grid.
+    max_inner_kl, median_inner_kl
+        The worst and the median ``KL(pi_{t+1} || pi*_{t+1})`` over the run's outer iterations.
+    min_coverage_ratio
+        The lowest coverage over every step, divided by the base coverage.
+    preserved
+        Whether that ratio stayed at or above ``coverage_fraction``.
+    final_suboptimality
+        ``J* - J`` at the end of the run.
+    beta, max_steps, coverage_fraction, base_coverage
+        The settings of the sweep.
+    """
+
+    inner_steps: np.ndarray
+    etas: np.ndarray
+    max_inner_kl: np.ndarray
+    median_inner_kl: np.ndarray
+    min_coverage_ratio: np.ndarray
+    preserved: np.ndarray
+    final_suboptimality: np.ndarray
+    beta: float
+    max_steps: int
+    coverage_fraction: float
+    base_coverage: float
+
+
+def inner_accuracy_sweep(
+    instance: CollapseInstance,
+    inner_steps: Sequence[int] | np.ndarray = INNER_STEPS_GRID,
+    etas: Sequence[float] | np.ndarray = ACCURACY_ETAS,
+    beta: float = DEFAULT_APMD_BETA,
+    max_steps: int = 512,
+    coverage_fraction: float = DEFAULT_COVERAGE_FRACTION,
+) -> InnerAccuracySweep:
+    """How accurately APMD's inner loops solve their subproblems, next to the coverage each run keeps.
+
+    The measured counterpart of APMD's guarantee (SPEC section 4): if every inner loop is
+    accurate enough, in ``KL(pi_{t+1} || pi*_{t+1})``, coverage stays above half the base
+    coverage. One exact APMD run per ``(eta, inner_steps)``, recorded at every reset
+    (:func:`inner_kl_per_reset`).
+
+    Parameters
+    ----------
+    instance
+        A :class:`~covpo.collapse.instance.CollapseInstance`.
+    inner_steps
+        Gradient steps per reset, each in ``[1, max_steps]``.
+    etas
+        Learning rates, each ``> 0``.
+    beta
+        The APMD regularization strength, ``> 0``.
+    max_steps
+        Budget of gradient steps per run; a run stops at the last complete outer iteration.
+    coverage_fraction
+        The fraction of the base coverage a run must keep to count as preserving it, in ``(0, 1)``.
+    """
+    instance = _check_instance(instance)
+    inner_steps = _check_grid("inner_steps", inner_steps, positive_integers=True)
+    etas = _check_grid("etas", etas)
+    beta = check_positive("beta", beta)
+    max_steps = check_count("max_steps", max_steps)
+    coverage_fraction = check_probability("coverage_fraction", coverage_fraction)
+    if np.any(inner_steps > max_steps):
+        raise ValueError(f"inner_steps must not exceed max_steps={max_steps}, got {inner_steps.tolist()}")
+    shape = (etas.size, inner_steps.size)
+    max_kl, median_kl, lowest, final = (np.empty(shape) for _ in range(4))
+    for i, eta in enumerate(etas):
+        for j, steps in enumerate(inner_steps):
+            budget = (max_steps // steps) * steps
+            run = exact_apmd_run(
+                instance, beta, int(steps), eta=float(eta), max_steps=budget,
+                record_steps=np.arange(0, budget + 1, steps), progress=False,
+            )
+            kl = inner_kl_per_reset(run, beta, int(steps))
+            max_kl[i, j], median_kl[i, j] = kl.max(), np.median(kl)
+            lowest[i, j] = run.trajectory.min_log10_coverage
+            final[i, j] = run.trajectory.suboptimality[-1]
+    ratio = 10.0 ** (lowest - np.log10(instance.base_coverage))
+    return InnerAccuracySweep(
+        inner_steps=inner_steps,
+        etas=etas,
+        max_inner_kl=max_kl,
+        median_inner_kl=median_kl,
+        min_coverage_ratio=ratio,
+        preserved=ratio >= coverage_fraction,
+        final_suboptimality=final,
+        beta=beta,
+        max_steps=max_steps,
+        coverage_fraction=coverage_fraction,
+        base_coverage=instance.base_coverage,
     )

@@ -45,7 +45,12 @@ from .engine import (
     _settings,
     _summarize,
 )
-from .instance import CollapseInstance, _check_eps, _check_instance, regularized_optimum_suboptimality
+from .instance import (
+    CollapseInstance,
+    _check_eps,
+    _check_instance,
+    regularized_optimum_suboptimality,
+)
 
 APMD_NAME = "exact APMD"
 DEFAULT_APMD_BETA = 0.5

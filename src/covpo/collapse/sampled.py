@@ -18,7 +18,13 @@ from covpo.trajectory import Trajectory, trajectory_from_arrays
 from covpo.validation import check_count, check_nonnegative, check_positive
 
 from .engine import CHUNK_STEPS, _log_spaced_steps, _progress_bar, _settings
-from .instance import DEFAULT_EPS_FRACTION, CollapseInstance, _check_beta, _check_eps, _check_instance
+from .instance import (
+    DEFAULT_EPS_FRACTION,
+    CollapseInstance,
+    _check_beta,
+    _check_eps,
+    _check_instance,
+)
 
 
 @njit(cache=True)

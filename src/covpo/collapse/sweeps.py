@@ -19,7 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from covpo.validation import check_count, check_finite_array, check_positive, check_probability
+from covpo.validation import (
+    check_count,
+    check_finite_array,
+    check_positive,
+    check_probability,
+)
 
 from .engine import DEFAULT_ETA, DEFAULT_MAX_STEPS, _run_exact, exact_reinforce_many
 from .instance import (

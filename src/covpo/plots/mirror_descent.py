@@ -1,0 +1,467 @@
+"""Figures and the widget of chapter 3, reference resets (paper section 3.1, appendices B.3, C.1, D, F).
+
+One function per paper figure, named after it (:func:`figure_1`, :func:`figure_2a`,
+:func:`figure_3`), each drawing the record of the data function of the same name in
+:mod:`covpo.collapse.paper_figures`; then the chapter's own figures (the knob, the rate, the
+inner loop) and the widget.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
+from matplotlib.ticker import NullLocator
+
+from covpo.collapse import (
+    FIGURE_GAP,
+    APMDKnobSweep,
+    CollapseRun,
+    Figure1Data,
+    Figure2aData,
+    Figure3Data,
+    InnerStepsSweep,
+    Landscape,
+    SimplexPath,
+    StepsToEpsSweep,
+    collapse_instance,
+    exact_apmd_run,
+    exact_collapse_run,
+    strongest_eps_optimal_beta,
+)
+from covpo.collapse.reset_sweeps import InnerAccuracySweep
+from covpo.mirror_descent import MirrorDescentRate
+from covpo.plots.base import BookFigure, new_figure
+from covpo.plots.collapse import SQRT3_HALF, _step_axis, _ternary
+from covpo.widgets import Explorable, Slider, explorable
+
+REGIME_COLORS = {"weak": "C3", "strong": "C0", "resets": "C2"}
+METHOD_COLORS = {"REINFORCE": "C3", "APMD": "C2"}
+STACK_SPACING = 0.25
+"""Vertical offset between the surfaces of the stack in :func:`figure_3` (objective units)."""
+STACK_MARGIN = (0.45, 0.9)
+"""Margin in ``(u, v)`` around its path segment of the patch each stack surface is drawn on."""
+
+
+def _log_steps_axes(axes) -> None:
+    axes.set_xscale("log")
+    axes.set_xlabel("gradient steps + 1")
+    axes.grid(alpha=0.3)
+
+
+def _draw_simplex(axes, labels: tuple[str, str, str] = ("zero-reward\nblock", "distractor", "optimal")) -> None:
+    corners = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, SQRT3_HALF], [0.0, 0.0]])
+    axes.plot(corners[:, 0], corners[:, 1], color="0.3", lw=1)
+    for (x, y), label in zip(corners[:3], labels):
+        axes.annotate(label, (x, y), ha="center", va="top" if y == 0 else "bottom", fontsize=8)
+    axes.set_aspect("equal")
+    axes.set_xlim(-0.08, 1.08)
+    axes.set_ylim(-0.14, 1.0)
+    axes.axis("off")
+
+
+def _simplex_path(axes, path: SimplexPath, color: str, label: str, markers: np.ndarray | None = None) -> None:
+    x, y = _ternary(path.masses)
+    axes.plot(x, y, color=color, lw=1.6, label=label)
+    axes.plot(x[:1], y[:1], "o", color=color, ms=5)
+    axes.plot(x[-1:], y[-1:], "s", color=color, ms=5)
+    if markers is not None:
+        axes.plot(x[markers], y[markers], ".", color=color, ms=4)
+
+
+def figure_1(data: Figure1Data) -> BookFigure:
+    """Paper Figure 1: weak fixed, strong fixed and reset regularization on one member of the family.
+
+    Left, the three runs on the simplex of (optimal, distractor, zero block) mass, with dots
+    at every reset of the reset run until it is eps-optimal; middle, the expected reward; right,
+    the base-10 log coverage, all against gradient steps.
+    """
+    figure = new_figure(13.0, 4.0)
+    simplex_axes, reward_axes, coverage_axes = figure.subplots(1, 3, width_ratios=[1.05, 1, 1])
+    _draw_simplex(simplex_axes)
+    runs = (
+        ("weak", data.weak, data.weak_path, f"fixed reference, weak $\\beta$ = {data.weak_beta:.3g}"),
+        ("strong", data.strong, data.strong_path, f"fixed reference, strong $\\beta$ = {data.strong_beta:.3g}"),
+        ("resets", data.resets, data.resets_path, f"resets, $\\beta$ = {data.strong_beta:.3g}, K = {data.inner_steps}"),
+    )
+    first = data.resets.trajectory.steps_to_eps(data.eps)
+    steps = data.resets.trajectory.gradient_steps
+    at_resets = np.flatnonzero((steps % data.inner_steps == 0) & (steps <= (first if first is not None else 0)))
+    for key, run, path, label in runs:
+        color = REGIME_COLORS[key]
+        _simplex_path(simplex_axes, path, color, label, at_resets if key == "resets" else None)
+        trajectory = run.trajectory
+        x = _step_axis(trajectory.gradient_steps)
+        reward_axes.plot(x, trajectory.reward, color=color, label=label)
+        coverage_axes.plot(x, trajectory.log10_coverage[:, 0], color=color, label=label)
+    optimum = data.instance.optimal_value
+    reward_axes.axhline(optimum - data.eps, color="k", lw=1, ls="--", label="$J^\\star - \\varepsilon$")
+    reward_axes.axhline(
+        optimum - data.strong_optimum_suboptimality, color=REGIME_COLORS["strong"], lw=1, ls=":",
+        label="strong fixed optimum $\\pi_\\beta$",
+    )
+    reward_axes.set_ylabel("expected reward $J(\\pi)$")
+    reward_axes.legend(fontsize=7, loc="lower right")
+    coverage_axes.axhline(np.log10(data.instance.base_coverage), color="0.5", lw=1, ls=":", label="base coverage")
+    coverage_axes.set_ylabel("$\\log_{10}$ coverage $\\pi(y^\\star)$")
+    coverage_axes.legend(fontsize=7, loc="lower left")
+    for axes in (reward_axes, coverage_axes):
+        _log_steps_axes(axes)
+    simplex_axes.set_title("mass on the simplex (circle: start, square: end)", fontsize=9)
+    figure.suptitle(f"gap {data.instance.gap}: three ways to regularize, {data.weak.trajectory.total_gradient_steps:,} steps each")
+    return figure
+
+
+def _mark_eps(axes, steps_to_eps: int | None, color: str) -> None:
+    if steps_to_eps is not None:
+        axes.axvline(steps_to_eps + 1, color=color, lw=1, ls="--")
+
+
+def figure_2a(data: Figure2aData) -> BookFigure:
+    """Paper Figure 2a: reward and log10 coverage against gradient steps, REINFORCE vs APMD, same budget.
+
+    Dashed vertical lines mark each method's first eps-optimal step.
+    """
+    figure = new_figure(11.0, 3.8)
+    reward_axes, coverage_axes = figure.subplots(1, 2)
+    methods = (
+        ("REINFORCE", data.reinforce, data.reinforce_steps_to_eps,
+         f"REINFORCE, fixed reference, $\\beta$ = {data.reinforce_beta:.3g}"),
+        ("APMD", data.apmd, data.apmd_steps_to_eps, f"APMD, $\\beta$ = {data.apmd_beta:.3g}, K = {data.inner_steps}"),
+    )
+    for name, run, first, label in methods:
+        color = METHOD_COLORS[name]
+        x = _step_axis(run.trajectory.gradient_steps)
+        reward_axes.plot(x, run.trajectory.reward, color=color, label=label)
+        coverage_axes.plot(x, run.trajectory.log10_coverage[:, 0], color=color, label=label)
+        for axes in (reward_axes, coverage_axes):
+            _mark_eps(axes, first, color)
+    reward_axes.axhline(data.instance.optimal_value - data.eps, color="k", lw=1, ls=":", label="$J^\\star - \\varepsilon$")
+    reward_axes.set_ylabel("expected reward $J(\\pi)$")
+    reward_axes.legend(fontsize=7, loc="lower right")
+    coverage_axes.axhline(np.log10(data.instance.base_coverage), color="0.5", lw=1, ls=":", label="base coverage")
+    coverage_axes.axhline(np.log10(data.instance.base_coverage / 2), color="0.5", lw=1, ls="-.", label="half the base coverage")
+    coverage_axes.set_ylabel("$\\log_{10}$ coverage $\\pi(y^\\star)$")
+    coverage_axes.legend(fontsize=7, loc="lower left")
+    for axes in (reward_axes, coverage_axes):
+        _log_steps_axes(axes)
+    figure.suptitle(
+        f"gap {data.instance.gap}, learning rate {data.eta:g}, {data.reinforce.trajectory.total_gradient_steps:,} "
+        "gradient steps each (dashed: first $\\varepsilon$-optimal step)"
+    )
+    return figure
+
+
+def apmd_knob_figure(apmd: APMDKnobSweep, unregularized: StepsToEpsSweep, regularized: StepsToEpsSweep) -> BookFigure:
+    """APMD against REINFORCE along the hardness knob ``1/gap`` of chapter 2.
+
+    Left: gradient steps to eps on log-log axes, with REINFORCE's exponential fits and APMD's
+    power-law fit. Middle: APMD's resets next to exact mirror descent's. Right: the lowest
+    coverage of every run relative to the base coverage.
+    """
+    figure = new_figure(13.0, 3.9)
+    steps_axes, resets_axes, coverage_axes = figure.subplots(1, 3)
+    for sweep, label, color in ((unregularized, "REINFORCE, no KL", "C3"), (regularized, "REINFORCE, KL to $\\pi_0$", "C1")):
+        knob = 1.0 / sweep.gaps
+        steps_axes.plot(knob, sweep.steps_to_eps, "o", color=color, ms=4, label=label)
+        grid = np.linspace(knob.min(), knob.max(), 60)
+        steps_axes.plot(grid, 10.0 ** (sweep.fit.intercept + sweep.fit.slope * grid), color=color, lw=1)
+        ratio = sweep.min_log10_coverage - np.log10(sweep.base_coverage)
+        coverage_axes.plot(knob, ratio, "o-", color=color, ms=4, label=label)
+    knob = 1.0 / apmd.gaps
+    steps_axes.plot(knob, apmd.steps_to_eps, "s", color="C2", ms=4, label=f"APMD, $\\beta$ = {apmd.beta:g}, K = {apmd.inner_steps}")
+    if apmd.fit is not None:
+        grid = np.geomspace(knob.min(), knob.max(), 60)
+        steps_axes.plot(
+            grid, 10.0 ** (apmd.fit.intercept + apmd.fit.exponent * np.log10(grid)), color="C2", lw=1,
+            label=f"fit $\\propto (1/\\mathrm{{gap}})^{{{apmd.fit.exponent:.2f}}}$",
+        )
+    steps_axes.set_ylabel("gradient steps to $\\varepsilon$")
+    steps_axes.legend(fontsize=7, loc="upper left")
+    resets_axes.plot(knob, apmd.resets_to_eps, "s", color="C2", ms=4, label="APMD (gradient inner loop)")
+    resets_axes.plot(knob, apmd.mirror_descent_resets, "^", color="k", ms=4, mfc="none", label="exact mirror descent")
+    resets_axes.set_ylabel("reference resets to $\\varepsilon$")
+    resets_axes.legend(fontsize=7, loc="upper left")
+    coverage_axes.plot(knob, np.log10(apmd.min_coverage_ratio), "s-", color="C2", ms=4, label="APMD")
+    coverage_axes.axhline(np.log10(0.5), color="0.4", ls="--", lw=1, label="half the base coverage")
+    coverage_axes.set_ylabel("$\\log_{10}$(lowest coverage / base coverage)")
+    coverage_axes.legend(fontsize=7, loc="lower left")
+    for axes in (steps_axes, resets_axes):
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+    for axes in (steps_axes, resets_axes, coverage_axes):
+        axes.set_xlabel("hardness knob 1 / gap")
+        axes.grid(alpha=0.3, which="both")
+    coverage_axes.set_xscale("log")
+    return figure
+
+
+def rate_figure(rate: MirrorDescentRate, instance_index: int = 0, floor: float = 1e-7) -> BookFigure:
+    """Exact mirror descent's suboptimality against its bound ``beta E log(1/c_0) / T``.
+
+    Left: suboptimality (solid) and bound (dashed) against outer iterations ``T`` for every
+    ``beta`` on one instance. Middle: the same curves against ``T / beta``, where they coincide.
+    Right: the resets to eps against ``beta`` for every instance, with a line of slope one.
+    """
+    figure = new_figure(13.0, 3.9)
+    t_axes, scaled_axes, resets_axes = figure.subplots(1, 3)
+    t = rate.iterations[1:]
+    colors = colormaps["viridis"](np.linspace(0.0, 0.85, rate.betas.size))
+    for color, beta, suboptimality, bound in zip(
+        colors, rate.betas, rate.suboptimality[instance_index], rate.bound[instance_index]
+    ):
+        shown = np.where(suboptimality[1:] > floor, suboptimality[1:], np.nan)
+        t_axes.plot(t, shown, color=color, label=f"$\\beta$ = {beta:g}")
+        t_axes.plot(t, bound[1:], color=color, ls="--", lw=1)
+        scaled_axes.plot(t / beta, shown, color=color, lw=2.5 if beta == rate.betas[0] else 1.2, label=f"$\\beta$ = {beta:g}")
+    t_axes.plot([], [], color="k", ls="--", lw=1, label="bound $\\beta\\,\\mathbb{E}\\log(1/c_0)/T$")
+    t_axes.axhline(rate.eps, color="0.4", ls=":", lw=1, label="$\\varepsilon$")
+    t_axes.set_xlabel("outer iterations (resets) $T$")
+    scaled_axes.set_xlabel("$T / \\beta$")
+    for axes in (t_axes, scaled_axes):
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+        axes.set_ylim(bottom=floor)
+        axes.set_ylabel("$J^\\star - J(\\pi_T)$")
+        axes.grid(alpha=0.3, which="both")
+    t_axes.legend(fontsize=7, loc="lower left")
+    scaled_axes.legend(fontsize=7, loc="lower left")
+    for index, resets in enumerate(rate.resets_to_eps):
+        reached = resets > 0
+        resets_axes.plot(rate.betas[reached], resets[reached], "o-", ms=4, label=f"instance {index}")
+    reference = rate.resets_to_eps[rate.resets_to_eps > 0].max() * rate.betas / rate.betas.max()
+    resets_axes.plot(rate.betas, reference, "k--", lw=1, label="$T \\propto \\beta$")
+    resets_axes.set_xscale("log")
+    resets_axes.set_yscale("log")
+    resets_axes.set_xticks(rate.betas, [f"{beta:g}" for beta in rate.betas])
+    resets_axes.minorticks_off()
+    resets_axes.set_xlabel("$\\beta$")
+    resets_axes.set_ylabel(f"resets to $\\varepsilon$ = {rate.eps:g}")
+    resets_axes.legend(fontsize=7)
+    resets_axes.grid(alpha=0.3, which="both")
+    return figure
+
+
+def inner_steps_figure(sweep: InnerStepsSweep, accuracy: InnerAccuracySweep) -> BookFigure:
+    """Where coverage preservation breaks, and how it follows the accuracy of the inner loops.
+
+    Left: lowest coverage relative to the base coverage over the ``(eta, K)`` grid, each cell
+    labelled with the gradient steps to eps ("-" where the budget ran out), and the line
+    ``eta * beta * K = 16``. Right: the worst inner-loop KL of each run against the
+    coverage it kept.
+    """
+    figure = new_figure(12.5, 4.2)
+    grid_axes, kl_axes = figure.subplots(1, 2, width_ratios=[1.15, 1])
+    ratio = np.log10(np.maximum(sweep.min_coverage_ratio, 1e-300))
+    norm = Normalize(vmin=min(-6.0, float(ratio.min())), vmax=0.0)
+    image = grid_axes.imshow(ratio, cmap="magma", norm=norm, origin="lower", aspect="auto")
+    for i in range(sweep.etas.size):
+        for j in range(sweep.inner_steps.size):
+            text = f"{sweep.steps_to_eps[i, j]:,}" if sweep.reached_eps[i, j] else "-"
+            shade = "k" if ratio[i, j] > 0.6 * norm.vmin else "w"
+            grid_axes.text(j, i, text, ha="center", va="center", fontsize=7, color=shade)
+    # The boundary eta * beta * K = 16, drawn between cells (the grid doubles K from column to column).
+    boundary = np.log2(16.0 / (sweep.beta * sweep.etas * sweep.inner_steps[0])) - 0.5
+    rows = np.arange(sweep.etas.size)
+    grid_axes.plot(np.repeat(boundary, 2), np.column_stack([rows - 0.5, rows + 0.5]).ravel(), color="C9", lw=2,
+                   label="$\\eta\\beta K = 16$")
+    grid_axes.set_xticks(range(sweep.inner_steps.size), [str(k) for k in sweep.inner_steps])
+    grid_axes.set_yticks(range(sweep.etas.size), [f"{e:g}" for e in sweep.etas])
+    grid_axes.set_xlim(-0.5, sweep.inner_steps.size - 0.5)
+    grid_axes.set_xlabel("inner gradient steps per reset K")
+    grid_axes.set_ylabel("learning rate $\\eta$")
+    grid_axes.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), frameon=False)
+    grid_axes.set_title(f"$\\beta$ = {sweep.beta:g}; cell text: gradient steps to $\\varepsilon$", fontsize=9)
+    figure.colorbar(image, ax=grid_axes, label="$\\log_{10}$(lowest coverage / base)")
+    markers = ("o", "s", "^", "D", "v", "P")
+    colors = colormaps["viridis"](np.linspace(0.0, 0.9, accuracy.inner_steps.size))
+    for i, eta in enumerate(accuracy.etas):
+        for j, steps in enumerate(accuracy.inner_steps):
+            kl_axes.plot(
+                accuracy.max_inner_kl[i, j], np.log10(accuracy.min_coverage_ratio[i, j]), markers[i % len(markers)],
+                color=colors[j], ms=6, mec="k", mew=0.4,
+            )
+    for i, eta in enumerate(accuracy.etas):
+        kl_axes.plot([], [], markers[i % len(markers)], color="0.6", mec="k", mew=0.4, label=f"$\\eta$ = {eta:g}")
+    for j, steps in enumerate(accuracy.inner_steps):
+        kl_axes.plot([], [], "s", color=colors[j], label=f"K = {steps}")
+    kl_axes.axhline(np.log10(accuracy.coverage_fraction), color="0.4", ls="--", lw=1, label="half the base coverage")
+    kl_axes.set_xscale("log")
+    kl_axes.set_xlabel("worst inner-loop error $\\max_t \\mathrm{KL}(\\pi_{t+1} \\Vert \\pi^\\star_{t+1})$")
+    kl_axes.set_ylabel("$\\log_{10}$(lowest coverage / base)")
+    kl_axes.legend(fontsize=6, ncol=2, loc="lower left")
+    kl_axes.grid(alpha=0.3, which="both")
+    kl_axes.set_title(f"{accuracy.max_steps} gradient steps per run", fontsize=9)
+    return figure
+
+
+COVERAGE_NORM = Normalize(vmin=-5.0, vmax=0.0)
+"""Colour scale of :func:`figure_3`: base-10 log coverage, clipped at ``1e-5``."""
+
+
+def _surface(axes, landscape: Landscape, window: tuple[slice, slice] | None = None, offset: float = 0.0) -> None:
+    rows, columns = window if window is not None else (slice(None), slice(None))
+    grid_u, grid_v = np.meshgrid(landscape.u[columns], landscape.v[rows])
+    colour = colormaps["magma"](COVERAGE_NORM(landscape.log10_coverage[rows, columns]))
+    stride = 1 if window is not None else 2
+    axes.plot_surface(grid_u, grid_v, landscape.objective[rows, columns] + offset, facecolors=colour,
+                      rstride=stride, cstride=stride, linewidth=0, antialiased=False, shade=False, zorder=1)
+
+
+def _path_on(axes, landscape: Landscape, segment: slice = slice(None), offset: float = 0.0, lw: float = 1.8) -> None:
+    path, height = landscape.path[segment], landscape.path_objective[segment] + offset
+    axes.plot(path[:, 0], path[:, 1], height, color="white", lw=lw + 1.6, zorder=9)
+    axes.plot(path[:, 0], path[:, 1], height, color="C2", lw=lw, zorder=10)
+    axes.plot(path[:1, 0], path[:1, 1], height[:1], "o", color="k", ms=4, zorder=11)
+
+
+def _window(landscape: Landscape, path: np.ndarray, margin: tuple[float, float]) -> tuple[slice, slice]:
+    low, high = path.min(axis=0) - margin, path.max(axis=0) + margin
+    columns = np.flatnonzero((landscape.u >= low[0]) & (landscape.u <= high[0]))
+    rows = np.flatnonzero((landscape.v >= low[1]) & (landscape.v <= high[1]))
+    if columns.size < 2 or rows.size < 2:
+        return slice(None), slice(None)
+    return slice(rows[0], rows[-1] + 1), slice(columns[0], columns[-1] + 1)
+
+
+def figure_3(data: Figure3Data, stack: Figure3Data | None = None) -> BookFigure:
+    """Paper Figure 3: the landscape under weak, strong and reset regularization.
+
+    (a) ``J_beta(.; pi_0)`` at the weak strength with the fixed-reference run; (b) the same at
+    the strong strength; (c) the stack of subproblems ``J_beta(.; pi_t)`` at the strong
+    strength, one surface per selected reset ``t`` (lowest first), each drawn around the
+    segment of the APMD path that ascends it (``K`` steps from its reference, the black dot)
+    and lifted by ``STACK_SPACING`` per level. Colour is the base-10 log coverage. ``stack``,
+    when given, supplies panel (c) from a finer grid (a second :func:`~covpo.collapse.paper_figures.figure_3_data` call
+    with ``u`` and ``v`` around the APMD path); by default it comes from ``data``.
+    """
+    stack = data if stack is None else stack
+    figure = new_figure(15.0, 5.2)
+    panels = (
+        (data.weak, f"(a) fixed reference, weak $\\beta$ = {data.weak_beta:.3g}"),
+        (data.strong, f"(b) fixed reference, strong $\\beta$ = {data.strong_beta:.3g}"),
+    )
+    for position, (landscape, title) in enumerate(panels, start=1):
+        axes = figure.add_subplot(1, 3, position, projection="3d", computed_zorder=False)
+        _surface(axes, landscape)
+        _path_on(axes, landscape)
+        axes.set_title(title, fontsize=10)
+        axes.set_zlabel("$J_\\beta(\\pi; \\pi_0)$", fontsize=8)
+    axes = figure.add_subplot(1, 3, 3, projection="3d", computed_zorder=False)
+    steps = stack.apmd.trajectory.gradient_steps
+    for level, (landscape, reset, step) in enumerate(zip(stack.stack, stack.stack_resets, stack.stack_steps)):
+        offset = level * STACK_SPACING
+        start = int(np.searchsorted(steps, step))
+        stop = int(np.searchsorted(steps, min(step + stack.inner_steps, steps[-1])))
+        segment = slice(start, stop + 1)
+        _surface(axes, landscape, _window(landscape, landscape.path[segment], STACK_MARGIN), offset=offset)
+        _path_on(axes, landscape, segment, offset=offset, lw=2.2)
+        reference = landscape.reference
+        axes.text(reference[0] + 0.3, reference[1], landscape.path_objective[start] + offset, f"t = {reset}", fontsize=7)
+    axes.set_zticks([])
+    axes.set_zlabel(f"$J_\\beta(\\pi; \\pi_t)$, lifted {STACK_SPACING:g} per level", fontsize=8)
+    axes.set_title(f"(c) resets: one subproblem per reset, $\\beta$ = {stack.strong_beta:.3g}, K = {stack.inner_steps}",
+                   fontsize=10)
+    for axes in figure.axes:
+        axes.set_xlabel("u: optimal vs distractor", fontsize=8)
+        axes.set_ylabel("v: rewarding vs zero", fontsize=8)
+        axes.view_init(elev=26, azim=-62)
+    figure.colorbar(ScalarMappable(norm=COVERAGE_NORM, cmap=colormaps["magma"]), ax=figure.axes, shrink=0.5, pad=0.04,
+                    label="$\\log_{10}$ coverage")
+    return figure
+
+
+# --- the widget ------------------------------------------------------------------------------
+
+WIDGET_RECORDS = 90
+SUPERSCRIPTS = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+@lru_cache(maxsize=1)
+def _widget_reinforce_beta(gap: float) -> float:
+    instance = collapse_instance(gap)
+    return strongest_eps_optimal_beta(instance, instance.gap / 2)
+
+
+def _power_of_ten(value: float, _position: int) -> str:
+    """A log-axis tick label in plain text (``10`` with a superscript), no mathtext to parse."""
+    exponent = np.log10(value) if value > 0 else np.nan
+    if not np.isfinite(exponent) or abs(exponent - round(exponent)) > 1e-9:
+        return ""
+    return "10" + str(round(exponent)).translate(SUPERSCRIPTS)
+
+
+def _widget_curves(axes_pair, run: CollapseRun, color: str, label: str) -> None:
+    x = _step_axis(run.trajectory.gradient_steps)
+    axes_pair[0].plot(x, run.trajectory.reward, color=color, label=label)
+    axes_pair[1].plot(x, run.trajectory.log10_coverage[:, 0], color=color, label=label)
+
+
+def _first_eps_text(run: CollapseRun) -> str:
+    """What a run stopped at eps reports: its first eps-optimal step, or that the budget ran out."""
+    return f"eps-optimal at step {run.steps_to_eps:,}" if run.reached_eps else "not eps-optimal"
+
+
+def apmd_explorer_figure(beta: float, inner_steps: int, eta: float, budget: int) -> BookFigure:
+    """Widget figure: REINFORCE and APMD on the gap-0.03 member, same learning rate and step budget.
+
+    REINFORCE keeps the base model as its fixed reference at the strongest eps-optimal strength
+    (the protocol of the paper's appendix C); APMD resets its reference every ``inner_steps``
+    gradient steps at strength ``beta``. Reward (left) and base-10 log coverage (right)
+    against gradient steps. Every label is plain text and the layout is fixed, so a redraw
+    costs little more than the four exact runs (two to draw, two stopped at eps).
+    """
+    instance = collapse_instance(FIGURE_GAP)
+    eps = instance.gap / 2
+    reinforce_beta = _widget_reinforce_beta(FIGURE_GAP)
+    reinforce = exact_collapse_run(instance, eta, budget, beta=reinforce_beta, n_records=WIDGET_RECORDS, progress=False)
+    apmd = exact_apmd_run(instance, beta, inner_steps, eta=eta, max_steps=budget, n_records=WIDGET_RECORDS, progress=False)
+    reinforce_first = exact_collapse_run(instance, eta, budget, beta=reinforce_beta, eps=eps, n_records=2, progress=False)
+    apmd_first = exact_apmd_run(instance, beta, inner_steps, eta=eta, max_steps=budget, eps=eps, n_records=2, progress=False)
+    figure = new_figure(11.0, 3.6)
+    figure.set_layout_engine("none")
+    axes_pair = figure.subplots(
+        1, 2, gridspec_kw={"left": 0.06, "right": 0.99, "bottom": 0.14, "top": 0.86, "wspace": 0.2}
+    )
+    _widget_curves(axes_pair, reinforce, METHOD_COLORS["REINFORCE"], f"REINFORCE, fixed reference, beta = {reinforce_beta:.3g}")
+    _widget_curves(axes_pair, apmd, METHOD_COLORS["APMD"], f"APMD, beta = {beta:.3g}, K = {inner_steps}")
+    axes_pair[0].axhline(instance.optimal_value - eps, color="k", ls=":", lw=1, label="J* - eps")
+    axes_pair[0].set_ylim(0.0, 1.02)
+    axes_pair[0].set_ylabel("expected reward")
+    axes_pair[0].legend(fontsize=7, loc="lower right")
+    base = np.log10(instance.base_coverage)
+    axes_pair[1].axhline(base, color="0.5", ls=":", lw=1, label="base coverage")
+    axes_pair[1].axhline(base - np.log10(2.0), color="0.5", ls="-.", lw=1, label="half of it")
+    axes_pair[1].set_ylabel("log10 coverage")
+    axes_pair[1].legend(fontsize=7, loc="lower left")
+    for axes in axes_pair:
+        axes.set_xscale("log")
+        axes.xaxis.set_major_formatter(_power_of_ten)
+        axes.xaxis.set_minor_locator(NullLocator())
+        axes.set_xlabel("gradient steps + 1")
+        axes.grid(alpha=0.3)
+    figure.suptitle(
+        f"gap {instance.gap}, eta {eta:.3g}, eta*beta*K = {eta * beta * inner_steps:.3g}.  "
+        f"REINFORCE: {_first_eps_text(reinforce_first)}, lowest coverage 10^{reinforce.trajectory.min_log10_coverage:.1f}.  "
+        f"APMD: {_first_eps_text(apmd_first)}, lowest 10^{apmd.trajectory.min_log10_coverage:.1f}",
+        fontsize=8,
+    )
+    return figure
+
+
+def apmd_widget() -> Explorable:
+    """``beta``, inner steps, learning rate and step budget in; REINFORCE vs APMD side by side out.
+
+    The static stand-in holds 24 frames: four ``beta`` by six inner step counts, at the
+    learning rate 4 and a budget of 300,000 gradient steps.
+    """
+    sliders = [
+        Slider("beta", "APMD beta", 0.02, 2.0, 0.5, (0.1, 0.25, 0.5, 1.0), log=True),
+        Slider("inner_steps", "inner steps K", 1, 64, 8, (1, 2, 4, 8, 16, 32), integer=True),
+        Slider("eta", "learning rate", 0.25, 16.0, 4.0, (4.0,), log=True),
+        Slider("budget", "gradient-step budget", 100, 1_000_000, 300_000, (300_000,), integer=True, step=100),
+    ]
+    return explorable(apmd_explorer_figure, sliders, "REINFORCE against APMD on the collapse family (gap 0.03)")
