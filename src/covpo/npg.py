@@ -1,0 +1,184 @@
+"""Natural policy gradient for softmax-linear policies (SPEC section 7, paper appendix M).
+
+NPG preconditions the reward gradient with the Fisher information
+``F(theta) = E_x Cov_{y~pi_theta}(phi(x, y))``. For softmax-linear policies the natural
+gradient is a regression ("compatible function approximation"): the direction
+
+    ``w* = argmin_w E_x E_{y~pi_theta} (<w, phi(x, y) - phibar_theta(x)> - A(x, y))^2``,
+    ``A(x, y) = r(x, y) - V_theta(x)``,
+
+solves the normal equations ``F w* = grad J(pi_theta)``. The NPG step of size ``1 / beta``,
+``theta <- theta + w* / beta``, gives ``pi_{t+1} proportional to pi_t exp(<w*, phi> / beta)``:
+with a linear reward ``A = <theta_star, phi - phibar>``, so ``w* = theta_star`` (up to the null
+space of ``F``, which does not move the policy) and NPG is exact mirror descent. It is also
+the minimizer of Rebel-OnPolicy's population loss and one Newton step on KimiPO's population
+loss from ``theta_t`` (:mod:`covpo.squared_loss`), which is how the paper relates it to the
+squared-loss methods.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from covpo.instances import BanditInstance
+from covpo.mirror_descent import APMDResult, InnerLoop, InnerLoopContext, Subproblem, apmd
+from covpo.policies import log_policy
+from covpo.ppo import draw_batch
+from covpo.validation import check_count, check_finite_array, check_positive, check_shape
+
+
+def _centered_features(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
+    """``phi(x, y) - phibar(x)`` under the policy ``exp(log_probs)``, shape ``(n_prompts, n_responses, d)``."""
+    mean_features = np.einsum("xy,xyd->xd", np.exp(log_probs), instance.features)
+    return instance.features - mean_features[:, None, :]
+
+
+def fisher_information(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
+    """``F(theta) = E_x E_{y~pi_theta}[(phi - phibar)(phi - phibar)^T]``, shape ``(d, d)`` (SPEC section 2)."""
+    log_probs = log_policy(instance, theta)
+    centered = _centered_features(instance, log_probs)
+    weights = instance.prompt_probs[:, None] * np.exp(log_probs)
+    return np.einsum("xy,xyd,xye->de", weights, centered, centered)
+
+
+def npg_direction(instance: BanditInstance, theta: np.ndarray, advantages: np.ndarray | None = None) -> np.ndarray:
+    """The exact NPG direction ``w*`` by weighted least squares on every response (paper appendix M).
+
+    Minimizes ``E_x E_{y~pi_theta} (<w, phi - phibar_theta> - A)^2`` with weights
+    ``rho(x) pi_theta(y|x)``; the minimum-norm solution when ``F`` is singular.
+
+    Parameters
+    ----------
+    instance
+        The bandit.
+    theta
+        Parameters of ``pi_theta``, where the regression is weighted and centered.
+    advantages
+        ``A(x, y)``, shape ``(n_prompts, n_responses)``; by default ``r - V_theta(x)``. Any
+        per-prompt shift of ``A`` leaves ``w*`` unchanged, because the features are centered.
+    """
+    log_probs = log_policy(instance, theta)
+    probs = np.exp(log_probs)
+    if advantages is None:
+        advantages = instance.rewards - np.sum(probs * instance.rewards, axis=1, keepdims=True)
+    else:
+        advantages = check_shape(
+            "advantages", check_finite_array("advantages", advantages, ndim=2), instance.rewards.shape
+        )
+    root = np.sqrt(instance.prompt_probs[:, None] * probs)
+    design = (root[:, :, None] * _centered_features(instance, log_probs)).reshape(-1, instance.dim)
+    target = (root * advantages).ravel()
+    return np.linalg.lstsq(design, target, rcond=None)[0]
+
+
+def npg_step(instance: BanditInstance, theta: np.ndarray, beta: float) -> np.ndarray:
+    """``theta + w*(theta) / beta``: one exact NPG step of size ``1 / beta`` (SPEC section 7).
+
+    Under a linear reward this is the exact mirror-descent target ``theta + theta_star / beta``
+    as a policy.
+    """
+    beta = check_positive("beta", beta)
+    return np.asarray(theta, dtype=float) + npg_direction(instance, theta) / beta
+
+
+def sampled_npg_direction(
+    instance: BanditInstance,
+    theta: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    batch_size: int,
+    group_size: int = 2,
+) -> np.ndarray:
+    """The NPG direction estimated from ``N`` prompts with ``G`` responses each from ``pi_theta``.
+
+    Ordinary least squares of the leave-one-out advantage
+    ``A_ij = r_ij - mean_{k != j} r_ik`` on the scores ``phi(x_i, y_ij) - phibar_theta(x_i)``
+    (exact scores, as for every gradient in the package). The leave-one-out baseline is
+    independent of ``y_ij``, so the estimate is consistent for ``w*``. Draws ``N G``
+    responses in one vectorized call; the caller counts them.
+
+    Parameters
+    ----------
+    instance, theta
+        The bandit and the sampling policy's parameters.
+    rng
+        The only randomness.
+    batch_size
+        ``N``, prompts, ``>= 1``.
+    group_size
+        ``G``, responses per prompt, ``>= 2``.
+    """
+    batch_size = check_count("batch_size", batch_size)
+    group_size = check_count("group_size", group_size, minimum=2)
+    log_probs = log_policy(instance, theta)
+    batch = draw_batch(instance, log_probs, batch_size, rng, group_size=group_size)
+    totals = batch.rewards.sum(axis=1, keepdims=True)
+    advantages = batch.rewards - (totals - batch.rewards) / (group_size - 1)
+    scores = _centered_features(instance, log_probs)[batch.prompts, batch.responses]
+    return np.linalg.lstsq(scores.reshape(-1, instance.dim), advantages.ravel(), rcond=None)[0]
+
+
+def npg_inner_loop(subproblem: Subproblem, context: InnerLoopContext) -> np.ndarray:
+    """Exact NPG as an APMD inner loop: ``theta_{t+1} = theta_t + w*(theta_t) / beta`` (paper appendix M).
+
+    One natural-gradient step, counted as one gradient step; no responses (the regression
+    enumerates them). Under a linear reward it returns the exact target.
+    """
+    theta = npg_step(subproblem.instance, subproblem.reference_theta, subproblem.beta)
+    context.gradient_step_taken(subproblem, theta)
+    return theta
+
+
+def sampled_npg_steps(
+    subproblem: Subproblem, context: InnerLoopContext, *, batch_size: int, group_size: int
+) -> np.ndarray:
+    """One sampled NPG step from ``theta_t`` (:func:`sampled_npg_direction`); ``N G`` responses, one gradient step."""
+    direction = sampled_npg_direction(
+        subproblem.instance,
+        subproblem.reference_theta,
+        context.generator(),
+        batch_size=batch_size,
+        group_size=group_size,
+    )
+    context.responses_sampled(batch_size * group_size)
+    theta = subproblem.reference_theta + direction / subproblem.beta
+    context.gradient_step_taken(subproblem, theta)
+    return theta
+
+
+def sampled_npg_inner_loop(batch_size: int, group_size: int = 2) -> InnerLoop:
+    """The sampled NPG inner loop for :func:`covpo.mirror_descent.apmd`: ``N`` prompts, ``G`` responses each."""
+    batch_size = check_count("batch_size", batch_size)
+    group_size = check_count("group_size", group_size, minimum=2)
+    return functools.partial(sampled_npg_steps, batch_size=batch_size, group_size=group_size)
+
+
+def npg(
+    instance: BanditInstance,
+    beta: float,
+    n_iterations: int,
+    *,
+    batch_size: int | None = None,
+    group_size: int = 2,
+    rng: np.random.Generator | None = None,
+    record_each_step: bool = False,
+) -> APMDResult:
+    """Natural policy gradient with step size ``1 / beta`` run as APMD (SPEC section 7, paper appendix M).
+
+    Exact (``batch_size=None``: :func:`npg_inner_loop`) or sampled
+    (:func:`sampled_npg_inner_loop`, which needs ``rng``). Each outer iteration is one reset
+    and one natural-gradient step; the sampled version also draws ``N G`` responses.
+    """
+    if batch_size is None:
+        inner_loop: InnerLoop = npg_inner_loop
+        algorithm = "NPG (exact)"
+    else:
+        if not isinstance(rng, np.random.Generator):
+            raise ValueError(f"rng must be a numpy Generator for sampled NPG, got {rng!r}")
+        inner_loop = sampled_npg_inner_loop(batch_size, group_size)
+        algorithm = "NPG (sampled)"
+    return apmd(
+        instance, beta, n_iterations, inner_loop, rng=rng, record_each_step=record_each_step, algorithm=algorithm
+    )

@@ -1,0 +1,967 @@
+"""Squared-loss instances of APMD: KimiPO, KimiPO-Norm and Rebel-OnPolicy (SPEC section 7).
+
+Paper section 4, Algorithms 3 to 5, appendices I to L. The exact mirror-descent target of
+outer iteration ``t`` satisfies, for every prompt and response,
+
+    ``beta log(pi*_{t+1} / pi_t)(y|x) = r(x, y) - b_t(x)``,
+    ``b_t(x) = beta log E_{y~pi_t} exp(r(x, y) / beta)``   (the normalizer),
+
+so the inner loop can *regress* the log-ratio onto shifted rewards. With a baseline
+``bhat(x)`` standing in for the unknown ``b_t(x)``, the Kimi-style loss is
+
+    ``L_t(theta) = E_{x, y~pi_t} (r(x, y) - bhat(x) - beta log(pi_theta / pi_t)(y|x))^2``.
+
+- **KimiPO** (Algorithm 3): ``bhat`` is the mean reward of ``M`` extra responses from
+  ``pi_t`` (``M = 1`` in the paper's analysis: ``2 N T`` responses in all). Its expectation
+  ``V_t(x) = E_{pi_t} r`` is not ``b_t(x)``; the gap is about ``Var_t(r) / (2 beta)``.
+- **KimiPO-Norm** (Algorithm 4): ``bhat = beta log mean_j exp(r(x, y'_j) / beta)`` over ``G``
+  extra responses (``N (G + 1) T`` in all); its bias shrinks as ``G`` grows.
+- **Rebel-OnPolicy** (Algorithm 5): two responses ``y, y'`` per prompt from ``pi_t`` and the
+  pairwise loss ``(beta [u_theta(y) - u_theta(y')] - (r(y) - r(y')))^2`` with
+  ``u_theta = log(pi_theta / pi_t)``; ``b_t`` cancels, so the loss is unbiased.
+
+Each outer iteration draws one batch from ``pi_t`` and reuses it for ``K`` full-batch
+gradient-*descent* steps ``theta <- theta - eta grad L_hat(theta)`` from ``theta_t``, the
+same batch-reuse pattern, cost accounting and ratio diagnostics as the PPO inner loops of
+:mod:`covpo.ppo` (every response drawn is counted, the baseline's extra responses included).
+
+For softmax-linear policies, with scores ``s_theta(x, y) = phi(x, y) - phibar_theta(x)``,
+residual ``e = r - bhat - beta u_theta`` and ``Cov_theta(x)`` the feature covariance under
+``pi_theta(.|x)``, the population quantities used by the analysis helpers below are
+
+    ``grad L = -2 beta E_x E_{pi_t}[e s_theta]``,
+    ``hess L = 2 beta^2 E_x E_{pi_t}[s_theta s_theta^T] + 2 beta E_x (E_{pi_t} e) Cov_theta(x)``,
+
+with ``E_{pi_t} e = V_t(x) - b(x) + beta KL(pi_t || pi_theta)`` for a baseline with mean ``b(x)``. The
+second Hessian term is PSD wherever the expected baseline is at most ``V_t(x)`` (the mean
+baseline: KimiPO's population loss is globally convex); a baseline above ``V_t`` (the
+normalizer, which exceeds ``V_t`` by Jensen) can make it indefinite. At the target, with the
+exact normalizer, every residual vanishes and the Hessian is PSD: convexity is local. The
+pairwise loss is a quadratic with constant Hessian ``4 beta^2 E_x Cov_{pi_t}(x)``.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.special import gammaln, logsumexp
+
+from covpo.instances import BanditInstance
+from covpo.mirror_descent import InnerLoop, InnerLoopContext, Subproblem, apmd, exact_target_inner_loop
+from covpo.objectives import regularized_optimum
+from covpo.policies import log_policy, sample_responses
+from covpo.ppo import (
+    Evaluation,
+    PolicyOptimizationRun,
+    RatioRecorder,
+    ResponseBatch,
+    ascend_on_subproblem,
+    batch_terms,
+    check_inner_loop_sizes,
+    draw_batch,
+    score_average,
+)
+from covpo.trajectory import TrajectoryRecorder
+from covpo.validation import (
+    check_count,
+    check_finite_array,
+    check_log_distribution,
+    check_positive,
+    check_shape,
+)
+
+BASELINES = ("mean", "normalizer")
+DEFAULT_MAX_OUTCOMES = 200_000
+DEFAULT_MONTE_CARLO_SAMPLES = 4_000
+
+
+def _check_beta(beta: float) -> float:
+    return check_positive("beta", beta)
+
+
+def _check_baseline_kind(baseline: str) -> str:
+    if baseline not in BASELINES:
+        raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
+    return baseline
+
+
+def _check_reference(instance: BanditInstance, log_reference: np.ndarray) -> np.ndarray:
+    log_reference = check_log_distribution("log_reference", log_reference)
+    return check_shape("log_reference", log_reference, instance.rewards.shape)
+
+
+def _check_prompt_baseline(instance: BanditInstance, baseline: np.ndarray) -> np.ndarray:
+    baseline = check_finite_array("baseline", baseline, ndim=1)
+    return check_shape("baseline", baseline, (instance.n_prompts,))
+
+
+# ---------------------------------------------------------------------------------------
+# Baselines
+
+
+def normalizer(instance: BanditInstance, log_reference: np.ndarray, beta: float) -> np.ndarray:
+    """The exact normalizer ``b_t(x) = beta log E_{y~pi_t} exp(r(x, y) / beta)`` per prompt (SPEC section 7).
+
+    The shift that makes ``r - b_t`` equal ``beta log(pi*_{t+1} / pi_t)``; computed by
+    log-sum-exp, so it stays exact for small ``beta``. Lies in ``[V_t(x), max_y r(x, y)]``.
+    """
+    beta = _check_beta(beta)
+    log_reference = _check_reference(instance, log_reference)
+    return beta * logsumexp(log_reference + instance.rewards / beta, axis=1)
+
+
+def mean_baseline(rewards: np.ndarray) -> np.ndarray:
+    """KimiPO's baseline (Algorithm 3): the mean of the extra responses' rewards, over the last axis."""
+    rewards = check_finite_array("rewards", rewards)
+    if rewards.ndim == 0 or rewards.shape[-1] == 0:
+        raise ValueError(f"rewards must have at least one extra response on the last axis, got shape {rewards.shape}")
+    return rewards.mean(axis=-1)
+
+
+def normalizer_baseline(rewards: np.ndarray, beta: float) -> np.ndarray:
+    """KimiPO-Norm's baseline (Algorithm 4): ``beta log mean_j exp(r_j / beta)`` over the last axis.
+
+    The plug-in estimate of the normalizer ``b_t(x)`` from ``G`` extra responses, by
+    log-sum-exp. With ``G = 1`` it is the single reward, i.e. KimiPO's baseline.
+    """
+    beta = _check_beta(beta)
+    rewards = check_finite_array("rewards", rewards)
+    if rewards.ndim == 0 or rewards.shape[-1] == 0:
+        raise ValueError(f"rewards must have at least one extra response on the last axis, got shape {rewards.shape}")
+    return beta * (logsumexp(rewards / beta, axis=-1) - np.log(rewards.shape[-1]))
+
+
+@dataclass(frozen=True, eq=False)
+class BaselineMoments:
+    """Mean and variance of a sampled baseline ``bhat(x)`` per prompt, given ``pi_t``.
+
+    A baseline drawn independently of the regression response enters the expected loss
+    only through its mean (the variance adds the constant ``E_x Var bhat(x)``), so
+    ``mean`` is what the population losses take as their ``baseline`` argument.
+
+    Attributes
+    ----------
+    mean
+        ``E[bhat(x)]``, shape ``(n_prompts,)``.
+    variance
+        ``Var[bhat(x)]``, same shape.
+    standard_error
+        Monte Carlo standard error of ``mean``; zeros where it was computed exactly.
+    exact
+        Whether every prompt was computed by enumeration.
+    """
+
+    mean: np.ndarray
+    variance: np.ndarray
+    standard_error: np.ndarray
+    exact: bool
+
+
+def mean_baseline_moments(
+    instance: BanditInstance, log_reference: np.ndarray, extra_responses: int = 1
+) -> BaselineMoments:
+    """Exact moments of KimiPO's mean baseline over ``M`` extra responses: ``V_t(x)`` and ``Var_t(r) / M``.
+
+    SPEC section 7 (Algorithm 3). The mean is unbiased for ``V_t(x) = E_{pi_t} r``, not for
+    the normalizer; more extra responses shrink the variance only.
+    """
+    log_reference = _check_reference(instance, log_reference)
+    extra_responses = check_count("extra_responses", extra_responses)
+    probs = np.exp(log_reference)
+    value = np.sum(probs * instance.rewards, axis=1)
+    variance = np.sum(probs * (instance.rewards - value[:, None]) ** 2, axis=1)
+    return BaselineMoments(value, variance / extra_responses, np.zeros_like(value), True)
+
+
+def _compositions(total: int, parts: int) -> np.ndarray:
+    """Every vector of ``parts`` non-negative integers summing to ``total`` (stars and bars), one per row."""
+    if parts == 1:
+        return np.array([[total]], dtype=np.int64)
+    bars = np.array(list(itertools.combinations(range(total + parts - 1), parts - 1)), dtype=np.int64)
+    edges = np.hstack([np.full((bars.shape[0], 1), -1), bars, np.full((bars.shape[0], 1), total + parts - 1)])
+    return np.diff(edges, axis=1) - 1
+
+
+def _exact_normalizer_moments(
+    values: np.ndarray, log_probs: np.ndarray, beta: float, group_size: int
+) -> tuple[float, float]:
+    """Mean and variance of ``beta log mean_j exp(r_j / beta)`` for ``G`` draws from a discrete law."""
+    counts = _compositions(group_size, values.size)
+    log_weights = (
+        gammaln(group_size + 1.0)
+        - gammaln(counts + 1.0).sum(axis=1)
+        + np.where(counts > 0, counts * log_probs[None, :], 0.0).sum(axis=1)
+    )
+    weights = np.exp(log_weights - logsumexp(log_weights))
+    with np.errstate(divide="ignore"):
+        log_counts = np.log(counts)
+    outcomes = beta * (logsumexp(log_counts + values[None, :] / beta, axis=1) - np.log(group_size))
+    mean = float(weights @ outcomes)
+    return mean, float(weights @ (outcomes - mean) ** 2)
+
+
+def normalizer_baseline_moments(
+    instance: BanditInstance,
+    log_reference: np.ndarray,
+    beta: float,
+    group_size: int,
+    *,
+    rng: np.random.Generator | None = None,
+    n_samples: int = DEFAULT_MONTE_CARLO_SAMPLES,
+    max_outcomes: int = DEFAULT_MAX_OUTCOMES,
+) -> BaselineMoments:
+    """Moments of KimiPO-Norm's baseline ``beta log mean_j exp(r_j / beta)`` over ``G`` draws from ``pi_t``.
+
+    SPEC section 7 (Algorithm 4). Per prompt, responses with equal reward are merged and the
+    multinomial laws of the ``G`` draws over the ``k`` distinct rewards are enumerated exactly
+    when there are at most ``max_outcomes`` of them (``C(G + k - 1, k - 1)``); otherwise, if
+    ``rng`` is given, ``n_samples`` groups are drawn for every prompt (vectorized) and the
+    standard error of the mean is reported. By Jensen, ``E bhat <= b_t(x)``; ``G = 1`` gives
+    ``V_t(x)`` and ``G -> inf`` gives ``b_t(x)``.
+
+    Parameters
+    ----------
+    instance, log_reference
+        The bandit and ``log pi_t``.
+    beta
+        Regularization strength, ``> 0``.
+    group_size
+        ``G``, extra responses per prompt, ``>= 1``.
+    rng
+        Needed only when some prompt is too large to enumerate.
+    n_samples
+        Monte Carlo groups per prompt, ``>= 2``.
+    max_outcomes
+        Largest number of multinomial outcomes enumerated per prompt, ``>= 1``.
+    """
+    beta = _check_beta(beta)
+    log_reference = _check_reference(instance, log_reference)
+    group_size = check_count("group_size", group_size)
+    n_samples = check_count("n_samples", n_samples, minimum=2)
+    max_outcomes = check_count("max_outcomes", max_outcomes)
+    n_prompts = instance.n_prompts
+    mean, variance, error = np.zeros(n_prompts), np.zeros(n_prompts), np.zeros(n_prompts)
+    sampled = []
+    for x in range(n_prompts):
+        values, inverse = np.unique(instance.rewards[x], return_inverse=True)
+        if math.comb(group_size + values.size - 1, values.size - 1) > max_outcomes:
+            sampled.append(x)
+            continue
+        log_probs = np.array([logsumexp(log_reference[x][inverse == k]) for k in range(values.size)])
+        mean[x], variance[x] = _exact_normalizer_moments(values, log_probs, beta, group_size)
+    if sampled:
+        if rng is None:
+            raise ValueError(
+                f"rng is None, but group_size {group_size} gives more than max_outcomes = {max_outcomes} "
+                "outcomes to enumerate; pass a Generator for Monte Carlo"
+            )
+        prompts = np.broadcast_to(np.array(sampled)[:, None, None], (len(sampled), n_samples, group_size))
+        responses = sample_responses(log_reference, prompts, rng)
+        draws = normalizer_baseline(instance.rewards[prompts, responses], beta)
+        mean[sampled] = draws.mean(axis=1)
+        variance[sampled] = draws.var(axis=1, ddof=1)
+        error[sampled] = np.sqrt(variance[sampled] / n_samples)
+    return BaselineMoments(mean, variance, error, not sampled)
+
+
+def mean_baseline_bias(instance: BanditInstance, log_reference: np.ndarray, beta: float) -> np.ndarray:
+    """``V_t(x) - b_t(x)`` per prompt: the mean baseline's bias against the normalizer (``<= 0``).
+
+    SPEC section 7: ``b_t - V_t = beta log E_{pi_t} exp((r - V_t) / beta)``, the cumulant
+    generating function of the centered reward at ``1 / beta``; it does not depend on how
+    many extra responses are averaged. See :func:`mean_baseline_bias_approximation`.
+    """
+    moments = mean_baseline_moments(instance, log_reference)
+    return moments.mean - normalizer(instance, log_reference, beta)
+
+
+def mean_baseline_bias_approximation(instance: BanditInstance, log_reference: np.ndarray, beta: float) -> np.ndarray:
+    """``-Var_{pi_t}(r) / (2 beta)``, the leading term of :func:`mean_baseline_bias` for large ``beta``.
+
+    The cumulant expansion ``beta log E exp(c / beta) = Var(c) / (2 beta) + kappa_3 / (6 beta^2) + ...``
+    of the centered reward ``c = r - V_t``; the error is ``O(R^3 / beta^2)``.
+    """
+    beta = _check_beta(beta)
+    return -mean_baseline_moments(instance, log_reference).variance / (2.0 * beta)
+
+
+def normalizer_baseline_bias(
+    instance: BanditInstance,
+    log_reference: np.ndarray,
+    beta: float,
+    group_size: int,
+    *,
+    rng: np.random.Generator | None = None,
+    n_samples: int = DEFAULT_MONTE_CARLO_SAMPLES,
+    max_outcomes: int = DEFAULT_MAX_OUTCOMES,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``E bhat(x) - b_t(x)`` for KimiPO-Norm's ``G``-sample baseline, with its standard error.
+
+    SPEC section 7 (Algorithm 4): ``<= 0`` by Jensen, shrinking toward 0 as ``G`` grows at
+    fixed ``beta`` (to first order ``-beta Var(Z) / (2 G E[Z]^2)`` with ``Z = exp(r / beta)``).
+    Arguments as for :func:`normalizer_baseline_moments`; the standard error is zero for
+    prompts computed exactly.
+    """
+    moments = normalizer_baseline_moments(
+        instance, log_reference, beta, group_size, rng=rng, n_samples=n_samples, max_outcomes=max_outcomes
+    )
+    return moments.mean - normalizer(instance, log_reference, beta), moments.standard_error
+
+
+def normalizer_baseline_bias_approximation(
+    instance: BanditInstance, log_reference: np.ndarray, beta: float, group_size: int
+) -> np.ndarray:
+    """The delta-method bias of KimiPO-Norm's baseline for large ``G``.
+
+    ``-beta Var_{pi_t}(Z) / (2 G E_{pi_t}[Z]^2)`` with ``Z = exp(r / beta)``, per prompt.
+    """
+    beta = _check_beta(beta)
+    log_reference = _check_reference(instance, log_reference)
+    group_size = check_count("group_size", group_size)
+    shifted = instance.rewards - instance.rewards.max(axis=1, keepdims=True)
+    z = np.exp(shifted / beta)
+    probs = np.exp(log_reference)
+    first = np.sum(probs * z, axis=1)
+    second = np.sum(probs * z**2, axis=1)
+    return -beta * (second - first**2) / (2.0 * group_size * first**2)
+
+
+# ---------------------------------------------------------------------------------------
+# Population losses, gradients and Hessians (softmax linear, enumerating responses)
+
+
+@dataclass(frozen=True, eq=False)
+class _PopulationTerms:
+    reference_probs: np.ndarray
+    log_ratio: np.ndarray
+    centered: np.ndarray
+    covariance: np.ndarray
+
+
+def _population_terms(instance: BanditInstance, theta: np.ndarray, log_reference: np.ndarray) -> _PopulationTerms:
+    log_probs = log_policy(instance, theta)
+    probs = np.exp(log_probs)
+    mean_features = np.einsum("xy,xyd->xd", probs, instance.features)
+    centered = instance.features - mean_features[:, None, :]
+    covariance = np.einsum("xy,xyd,xye->xde", probs, centered, centered)
+    return _PopulationTerms(np.exp(log_reference), log_probs - log_reference, centered, covariance)
+
+
+def kimi_population_loss(
+    instance: BanditInstance, theta: np.ndarray, log_reference: np.ndarray, beta: float, baseline: np.ndarray
+) -> float:
+    """``E_x E_{y~pi_t} (r - b(x) - beta log(pi_theta / pi_t))^2`` for a per-prompt baseline ``b`` (SPEC section 7).
+
+    The population loss of Algorithms 3 and 4 with the baseline replaced by its expectation
+    (for a sampled baseline, add ``E_x Var bhat(x)`` to get the expected empirical loss).
+    ``baseline = normalizer(...)`` makes it zero exactly at the target ``pi*_{t+1}``;
+    ``baseline = V_t`` (:func:`mean_baseline_moments`) is KimiPO's.
+
+    Parameters
+    ----------
+    instance
+        The bandit.
+    theta
+        Parameters of ``pi_theta``.
+    log_reference
+        ``log pi_t``, the sampling distribution and the reference of the log-ratio.
+    beta
+        Regularization strength, ``> 0``.
+    baseline
+        ``b(x)``, shape ``(n_prompts,)``.
+    """
+    beta = _check_beta(beta)
+    log_reference = _check_reference(instance, log_reference)
+    baseline = _check_prompt_baseline(instance, baseline)
+    residual = instance.rewards - baseline[:, None] - beta * (log_policy(instance, theta) - log_reference)
+    return float(instance.prompt_probs @ np.sum(np.exp(log_reference) * residual**2, axis=1))
+
+
+def kimi_population_gradient(
+    instance: BanditInstance, theta: np.ndarray, log_reference: np.ndarray, beta: float, baseline: np.ndarray
+) -> np.ndarray:
+    """``grad L = -2 beta E_x E_{pi_t}[e (phi - phibar_theta)]`` of :func:`kimi_population_loss`."""
+    beta = _check_beta(beta)
+    log_reference = _check_reference(instance, log_reference)
+    baseline = _check_prompt_baseline(instance, baseline)
+    terms = _population_terms(instance, theta, log_reference)
+    residual = instance.rewards - baseline[:, None] - beta * terms.log_ratio
+    weights = instance.prompt_probs[:, None] * terms.reference_probs * residual
+    return -2.0 * beta * np.einsum("xy,xyd->d", weights, terms.centered)
+
+
+def kimi_population_hessian(
+    instance: BanditInstance, theta: np.ndarray, log_reference: np.ndarray, beta: float, baseline: np.ndarray
+) -> np.ndarray:
+    """Hessian of :func:`kimi_population_loss` for softmax-linear policies (paper appendix I).
+
+    ``2 beta^2 E_x E_{pi_t}[s s^T] + 2 beta E_x (E_{pi_t} e) Cov_theta(phi | x)`` with
+    ``s = phi - phibar_theta`` and ``E_{pi_t} e = V_t(x) - b(x) + beta KL(pi_t || pi_theta)``.
+    The first term is PSD; the second is PSD whenever ``b(x) <= V_t(x)``, as for KimiPO's
+    mean baseline, hence global convexity; it can be indefinite for larger baselines.
+    """
+    beta = _check_beta(beta)
+    log_reference = _check_reference(instance, log_reference)
+    baseline = _check_prompt_baseline(instance, baseline)
+    terms = _population_terms(instance, theta, log_reference)
+    residual = instance.rewards - baseline[:, None] - beta * terms.log_ratio
+    weights = instance.prompt_probs[:, None] * terms.reference_probs
+    outer = np.einsum("xy,xyd,xye->de", weights, terms.centered, terms.centered)
+    mean_residual = np.sum(weights * residual, axis=1)
+    return 2.0 * beta**2 * outer + 2.0 * beta * np.einsum("x,xde->de", mean_residual, terms.covariance)
+
+
+def rebel_population_loss(instance: BanditInstance, theta: np.ndarray, log_reference: np.ndarray, beta: float) -> float:
+    """Rebel-OnPolicy's population loss (SPEC section 7, Algorithm 5).
+
+    ``E_x E_{y, y' ~ pi_t} (beta [u(y) - u(y')] - (r(y) - r(y')))^2 = 2 E_x Var_{pi_t}(beta u - r)``
+    with ``u = log(pi_theta / pi_t)``: the normalizer cancels, and the loss is zero exactly
+    when ``beta u - r`` is constant in ``y`` on the support of ``pi_t``, i.e. at the target.
+    """
+    beta = _check_beta(beta)
+    log_reference = _check_reference(instance, log_reference)
+    probs = np.exp(log_reference)
+    shifted = beta * (log_policy(instance, theta) - log_reference) - instance.rewards
+    centered = shifted - np.sum(probs * shifted, axis=1, keepdims=True)
+    return float(2.0 * instance.prompt_probs @ np.sum(probs * centered**2, axis=1))
+
+
+def rebel_population_gradient(
+    instance: BanditInstance, theta: np.ndarray, log_reference: np.ndarray, beta: float
+) -> np.ndarray:
+    """``4 beta E_x Cov_{pi_t}(beta u - r, phi)``, the gradient of :func:`rebel_population_loss`.
+
+    ``phibar_theta`` cancels in the difference ``u(y) - u(y')``, so only the reference's
+    feature covariance enters.
+    """
+    beta = _check_beta(beta)
+    log_reference = _check_reference(instance, log_reference)
+    probs = np.exp(log_reference)
+    shifted = beta * (log_policy(instance, theta) - log_reference) - instance.rewards
+    centered = shifted - np.sum(probs * shifted, axis=1, keepdims=True)
+    weights = instance.prompt_probs[:, None] * probs * centered
+    return 4.0 * beta * np.einsum("xy,xyd->d", weights, instance.features)
+
+
+def reference_fisher(instance: BanditInstance, log_reference: np.ndarray) -> np.ndarray:
+    """``E_x Cov_{y~pi_t}(phi(x, y))``, the Fisher information of the softmax-linear class at ``pi_t``."""
+    log_reference = _check_reference(instance, log_reference)
+    probs = np.exp(log_reference)
+    mean_features = np.einsum("xy,xyd->xd", probs, instance.features)
+    centered = instance.features - mean_features[:, None, :]
+    return np.einsum("xy,xyd,xye->de", instance.prompt_probs[:, None] * probs, centered, centered)
+
+
+def rebel_population_hessian(instance: BanditInstance, log_reference: np.ndarray, beta: float) -> np.ndarray:
+    """``4 beta^2 E_x Cov_{pi_t}(phi)``: the constant, PSD Hessian of Rebel-OnPolicy's loss (paper appendix L).
+
+    The pairwise loss is a quadratic in ``theta`` for softmax-linear policies, because
+    ``u(y) - u(y') = <theta, phi(y) - phi(y')> - log(pi_t(y) / pi_t(y'))`` is affine in
+    ``theta``; its Hessian is the reference's Fisher information (:func:`reference_fisher`)
+    times ``4 beta^2``, the same at every ``theta``.
+    """
+    beta = _check_beta(beta)
+    return 4.0 * beta**2 * reference_fisher(instance, log_reference)
+
+
+def rebel_population_minimizer(instance: BanditInstance, reference_theta: np.ndarray, beta: float) -> np.ndarray:
+    """The minimum-norm exact minimizer of Rebel-OnPolicy's population loss, one Newton step from ``theta_t``.
+
+    Because the loss is quadratic, ``theta_t - H^+ grad L(theta_t)`` (pseudo-inverse of
+    :func:`rebel_population_hessian`) minimizes it. At ``theta_t`` the gradient is
+    ``-4 beta grad J(pi_t)``, so the step is ``F_t^+ grad J / beta``: the natural policy
+    gradient step of size ``1 / beta`` (paper appendix M), for any reward.
+    """
+    beta = _check_beta(beta)
+    reference_theta = check_shape(
+        "reference_theta", check_finite_array("reference_theta", reference_theta, ndim=1), (instance.dim,)
+    )
+    log_reference = log_policy(instance, reference_theta)
+    hessian = rebel_population_hessian(instance, log_reference, beta)
+    gradient = rebel_population_gradient(instance, reference_theta, log_reference, beta)
+    return reference_theta - np.linalg.pinv(hessian, hermitian=True) @ gradient
+
+
+def kimi_population_minimizer(
+    instance: BanditInstance,
+    reference_theta: np.ndarray,
+    beta: float,
+    baseline: np.ndarray,
+    *,
+    tolerance: float = 1e-12,
+) -> np.ndarray:
+    """A minimizer of :func:`kimi_population_loss` near ``theta_t``: an inner loop solved exactly with infinite data.
+
+    Trust-region Newton (:func:`scipy.optimize.minimize`, ``method="trust-exact"``) from
+    ``theta_t`` with the exact gradient and Hessian; for a nonconvex loss (a baseline above
+    ``V_t``) it returns the local minimizer that Newton's method reaches from ``theta_t``.
+    ``E_x KL(pi_{theta} || pi*_{t+1})`` at the result isolates the error a baseline's bias
+    causes in one APMD step (SPEC section 7): zero for the exact normalizer under a linear
+    reward, and shrinking as ``beta`` grows (mean baseline) or as ``G`` grows (normalizer
+    baseline's expectation, :func:`normalizer_baseline_moments`).
+
+    Parameters
+    ----------
+    instance
+        The bandit.
+    reference_theta
+        ``theta_t``; the reference ``pi_t`` and the starting point.
+    beta
+        Regularization strength, ``> 0``.
+    baseline
+        The expected baseline ``b(x)``, shape ``(n_prompts,)``.
+    tolerance
+        Gradient-norm tolerance of the solver, ``> 0``.
+    """
+    beta = _check_beta(beta)
+    tolerance = check_positive("tolerance", tolerance)
+    reference_theta = check_shape(
+        "reference_theta", check_finite_array("reference_theta", reference_theta, ndim=1), (instance.dim,)
+    )
+    log_reference = log_policy(instance, reference_theta)
+    baseline = _check_prompt_baseline(instance, baseline)
+    result = minimize(
+        lambda theta: kimi_population_loss(instance, theta, log_reference, beta, baseline),
+        reference_theta,
+        jac=lambda theta: kimi_population_gradient(instance, theta, log_reference, beta, baseline),
+        hess=lambda theta: kimi_population_hessian(instance, theta, log_reference, beta, baseline),
+        method="trust-exact",
+        options={"gtol": tolerance},
+    )
+    return np.asarray(result.x, dtype=float)
+
+
+@dataclass(frozen=True, eq=False)
+class MinimizerCheck:
+    """The population squared losses at the exact target ``theta_t + theta_star / beta`` (SPEC section 7).
+
+    Attributes
+    ----------
+    target_theta
+        ``theta_t + theta_star / beta``, the parameters of ``pi*_{t+1}`` under a linear reward.
+    kimi_loss_normalizer, kimi_gradient_norm_normalizer
+        Kimi-style loss and gradient norm with the exact normalizer ``b_t``: both zero.
+    kimi_loss_mean
+        The loss with KimiPO's expected baseline ``V_t``: ``E_x (b_t(x) - V_t(x))^2 > 0``.
+    kimi_gradient_norm_mean
+        Its gradient norm at the target: nonzero, so the mean baseline moves the minimizer.
+    rebel_loss, rebel_gradient_norm
+        Rebel-OnPolicy's loss and gradient norm: both zero.
+    """
+
+    target_theta: np.ndarray
+    kimi_loss_normalizer: float
+    kimi_gradient_norm_normalizer: float
+    kimi_loss_mean: float
+    kimi_gradient_norm_mean: float
+    rebel_loss: float
+    rebel_gradient_norm: float
+
+
+def minimizer_check(instance: BanditInstance, reference_theta: np.ndarray, beta: float) -> MinimizerCheck:
+    """Evaluate the population losses of Algorithms 3 to 5 at the exact mirror-descent target.
+
+    Under a linear reward ``r = <theta_star, phi> + c(x)`` the target ``pi*_{t+1}`` is
+    ``pi_{theta_t + theta_star / beta}`` (SPEC section 4). With the true normalizer the
+    Kimi-style residual ``r - b_t - beta log(pi*/pi_t)`` vanishes for every response, so loss
+    and gradient are zero there; the same holds for the pairwise loss. Raises
+    ``ValueError`` if the instance's reward is not linear in its features.
+    """
+    beta = _check_beta(beta)
+    reference_theta = check_shape(
+        "reference_theta", check_finite_array("reference_theta", reference_theta, ndim=1), (instance.dim,)
+    )
+    log_reference = log_policy(instance, reference_theta)
+    subproblem = Subproblem(
+        instance=instance,
+        beta=beta,
+        iteration=0,
+        reference_theta=reference_theta,
+        log_reference=log_reference,
+        log_target=regularized_optimum(instance, log_reference, beta),
+    )
+    scratch = InnerLoopContext(TrajectoryRecorder("minimizer check", instance.optimal_value), None, False)
+    target = exact_target_inner_loop(subproblem, scratch)
+    exact_baseline = normalizer(instance, log_reference, beta)
+    value = mean_baseline_moments(instance, log_reference).mean
+    return MinimizerCheck(
+        target_theta=target,
+        kimi_loss_normalizer=kimi_population_loss(instance, target, log_reference, beta, exact_baseline),
+        kimi_gradient_norm_normalizer=float(
+            np.linalg.norm(kimi_population_gradient(instance, target, log_reference, beta, exact_baseline))
+        ),
+        kimi_loss_mean=kimi_population_loss(instance, target, log_reference, beta, value),
+        kimi_gradient_norm_mean=float(
+            np.linalg.norm(kimi_population_gradient(instance, target, log_reference, beta, value))
+        ),
+        rebel_loss=rebel_population_loss(instance, target, log_reference, beta),
+        rebel_gradient_norm=float(np.linalg.norm(rebel_population_gradient(instance, target, log_reference, beta))),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Batches and empirical losses
+
+
+@dataclass(frozen=True, eq=False)
+class BaselineBatch:
+    """One outer iteration's batch for KimiPO or KimiPO-Norm (Algorithms 3 and 4).
+
+    Attributes
+    ----------
+    regression
+        ``N`` prompt-response pairs from ``pi_t`` whose log-ratios are regressed, shape ``(N,)``.
+    extra_rewards
+        Rewards of the ``M`` (or ``G``) extra responses per prompt, drawn from ``pi_t`` for the
+        baseline only, shape ``(N, M)``.
+    baseline
+        ``bhat(x_i)`` computed from ``extra_rewards``, shape ``(N,)``.
+    """
+
+    regression: ResponseBatch
+    extra_rewards: np.ndarray
+    baseline: np.ndarray
+
+    @property
+    def size(self) -> int:
+        """The number of responses drawn for the batch, ``N (M + 1)``, the baseline's included."""
+        return int(self.regression.size + self.extra_rewards.size)
+
+
+def draw_baseline_batch(
+    instance: BanditInstance,
+    log_reference: np.ndarray,
+    batch_size: int,
+    extra_responses: int,
+    rng: np.random.Generator,
+    *,
+    baseline: str = "mean",
+    beta: float | None = None,
+) -> BaselineBatch:
+    """Draw ``N`` prompts, each with one regression response and ``M`` baseline responses from ``pi_t``.
+
+    All ``N (M + 1)`` responses come from one vectorized call
+    (:func:`covpo.ppo.draw_batch` with a group of ``M + 1``); the first of each group is the
+    regression response. ``baseline="mean"`` gives KimiPO's :func:`mean_baseline`,
+    ``"normalizer"`` KimiPO-Norm's :func:`normalizer_baseline` (which needs ``beta``).
+    """
+    extra_responses = check_count("extra_responses", extra_responses)
+    baseline = _check_baseline_kind(baseline)
+    if baseline == "normalizer" and beta is None:
+        raise ValueError("beta is None: the normalizer baseline needs the regularization strength")
+    group = draw_batch(instance, log_reference, batch_size, rng, group_size=extra_responses + 1)
+    regression = ResponseBatch(
+        prompts=group.prompts[:, 0],
+        responses=group.responses[:, 0],
+        rewards=group.rewards[:, 0],
+        log_sampling=group.log_sampling[:, 0],
+    )
+    extra = group.rewards[:, 1:]
+    values = mean_baseline(extra) if baseline == "mean" else normalizer_baseline(extra, beta)
+    return BaselineBatch(regression=regression, extra_rewards=extra, baseline=values)
+
+
+def _check_batch_baseline(batch: ResponseBatch, baseline: np.ndarray) -> np.ndarray:
+    baseline = check_finite_array("baseline", baseline)
+    return check_shape("baseline", baseline, batch.rewards.shape)
+
+
+def kimi_loss(
+    instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, baseline: np.ndarray, beta: float
+) -> float:
+    """The empirical Kimi-style loss ``mean_i (r_i - bhat_i - beta log(pi_theta / pi_t)(y_i|x_i))^2`` (Algorithms 3, 4).
+
+    ``batch`` is drawn from ``pi_t`` (its ``log_sampling`` is ``log pi_t``); ``baseline`` holds
+    ``bhat(x_i)`` for each pair, e.g. ``BaselineBatch.baseline``.
+    """
+    beta = _check_beta(beta)
+    baseline = _check_batch_baseline(batch, baseline)
+    log_ratio = batch_terms(instance, theta, batch).log_ratio
+    return float(np.mean((batch.rewards - baseline - beta * log_ratio) ** 2))
+
+
+def kimi_gradient(
+    instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, baseline: np.ndarray, beta: float
+) -> np.ndarray:
+    """``grad L_hat = -2 beta mean_i e_i (phi(x_i, y_i) - phibar_theta(x_i))`` of :func:`kimi_loss`."""
+    beta = _check_beta(beta)
+    baseline = _check_batch_baseline(batch, baseline)
+    terms = batch_terms(instance, theta, batch)
+    residual = batch.rewards - baseline - beta * terms.log_ratio
+    return score_average(-2.0 * beta * residual, terms.scores)
+
+
+def _check_pairs(batch: ResponseBatch) -> ResponseBatch:
+    if batch.responses.ndim != 2 or batch.responses.shape[1] != 2:
+        raise ValueError(f"batch must hold pairs of responses, shape (N, 2), got shape {batch.responses.shape}")
+    return batch
+
+
+def rebel_loss(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, beta: float) -> float:
+    """Rebel-OnPolicy's empirical loss ``mean_i (beta [u_i - u'_i] - (r_i - r'_i))^2`` (Algorithm 5).
+
+    ``batch`` holds pairs ``(y_i, y'_i)`` from ``pi_t``, shape ``(N, 2)``
+    (``draw_batch(..., group_size=2)``); ``u = log(pi_theta / pi_t)``.
+    """
+    beta = _check_beta(beta)
+    batch = _check_pairs(batch)
+    log_ratio = batch_terms(instance, theta, batch).log_ratio
+    residual = beta * (log_ratio[:, 0] - log_ratio[:, 1]) - (batch.rewards[:, 0] - batch.rewards[:, 1])
+    return float(np.mean(residual**2))
+
+
+def rebel_gradient(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, beta: float) -> np.ndarray:
+    """``2 beta mean_i res_i (phi(x_i, y_i) - phi(x_i, y'_i))``, the gradient of :func:`rebel_loss`.
+
+    The difference of scores is the difference of features: ``phibar_theta`` cancels.
+    """
+    beta = _check_beta(beta)
+    batch = _check_pairs(batch)
+    terms = batch_terms(instance, theta, batch)
+    residual = beta * (terms.log_ratio[:, 0] - terms.log_ratio[:, 1]) - (batch.rewards[:, 0] - batch.rewards[:, 1])
+    return 2.0 * beta * residual @ (terms.scores[:, 0] - terms.scores[:, 1]) / residual.size
+
+
+# ---------------------------------------------------------------------------------------
+# Inner loops for APMD
+
+
+def kimi_steps(
+    ratios: RatioRecorder | None,
+    subproblem: Subproblem,
+    context: InnerLoopContext,
+    *,
+    batch_size: int,
+    inner_steps: int,
+    eta: float,
+    baseline: str,
+    extra_responses: int,
+) -> np.ndarray:
+    """One outer iteration of KimiPO or KimiPO-Norm (Algorithms 3 and 4).
+
+    Draws ``N`` prompts with ``1 + M`` responses each from ``pi_t`` (all ``N (M + 1)``
+    counted), forms the baseline from the ``M`` extra rewards, and takes ``K`` descent steps
+    ``theta <- theta - eta grad L_hat(theta)`` (:func:`kimi_gradient`) from ``theta_t``.
+    """
+    instance, beta = subproblem.instance, subproblem.beta
+    batch = draw_baseline_batch(
+        instance,
+        subproblem.log_reference,
+        batch_size,
+        extra_responses,
+        context.generator(),
+        baseline=baseline,
+        beta=beta,
+    )
+    context.responses_sampled(batch.size)
+    regression = batch.regression
+
+    def evaluate(theta: np.ndarray) -> Evaluation:
+        terms = batch_terms(instance, theta, regression)
+        residual = regression.rewards - batch.baseline - beta * terms.log_ratio
+        return Evaluation(score_average(2.0 * beta * residual, terms.scores), terms.log_probs, terms.log_ratio, 0.0)
+
+    return ascend_on_subproblem(ratios, subproblem, context, evaluate, inner_steps, eta)
+
+
+def kimipo_inner_loop(
+    batch_size: int,
+    inner_steps: int,
+    eta: float,
+    *,
+    extra_responses: int = 1,
+    ratios: RatioRecorder | None = None,
+) -> InnerLoop:
+    """The KimiPO inner loop for :func:`covpo.mirror_descent.apmd` (SPEC section 7, Algorithm 3).
+
+    Parameters
+    ----------
+    batch_size
+        ``N``, prompts per outer iteration, ``>= 1``.
+    inner_steps
+        ``K``, full-batch descent steps on the reused batch, ``>= 1``.
+    eta
+        Inner learning rate, ``> 0``; the loss's curvature near ``theta_t`` is about
+        ``2 beta^2`` times the feature covariance, so ``eta`` should shrink like ``1 / beta^2``.
+    extra_responses
+        ``M``, responses per prompt averaged into the mean baseline (``1`` in the paper).
+    ratios
+        Optional :class:`~covpo.ppo.RatioRecorder` for the log-ratio diagnostics.
+    """
+    batch_size, inner_steps, eta = check_inner_loop_sizes(batch_size, inner_steps, eta)
+    extra_responses = check_count("extra_responses", extra_responses)
+    return functools.partial(
+        kimi_steps,
+        ratios,
+        batch_size=batch_size,
+        inner_steps=inner_steps,
+        eta=eta,
+        baseline="mean",
+        extra_responses=extra_responses,
+    )
+
+
+def kimipo_norm_inner_loop(
+    batch_size: int,
+    inner_steps: int,
+    eta: float,
+    *,
+    group_size: int,
+    ratios: RatioRecorder | None = None,
+) -> InnerLoop:
+    """The KimiPO-Norm inner loop (SPEC section 7, Algorithm 4): the normalizer baseline over ``G`` extra responses.
+
+    Arguments as for :func:`kimipo_inner_loop`, with ``group_size = G >= 1`` extra responses
+    per prompt for the baseline (stored as ``extra_responses`` in the run's settings).
+    """
+    batch_size, inner_steps, eta = check_inner_loop_sizes(batch_size, inner_steps, eta)
+    group_size = check_count("group_size", group_size)
+    return functools.partial(
+        kimi_steps,
+        ratios,
+        batch_size=batch_size,
+        inner_steps=inner_steps,
+        eta=eta,
+        baseline="normalizer",
+        extra_responses=group_size,
+    )
+
+
+def rebel_steps(
+    ratios: RatioRecorder | None,
+    subproblem: Subproblem,
+    context: InnerLoopContext,
+    *,
+    batch_size: int,
+    inner_steps: int,
+    eta: float,
+) -> np.ndarray:
+    """One outer iteration of Rebel-OnPolicy (Algorithm 5): ``N`` pairs from ``pi_t``, ``K`` descent steps.
+
+    ``2 N`` responses are counted. The batch gradient is :func:`rebel_gradient`; the
+    diagnostics see both responses of every pair.
+    """
+    instance, beta = subproblem.instance, subproblem.beta
+    batch = draw_batch(instance, subproblem.log_reference, batch_size, context.generator(), group_size=2)
+    context.responses_sampled(batch.size)
+    reward_gap = batch.rewards[:, 0] - batch.rewards[:, 1]
+    prompts = batch.prompts[:, 0]
+    feature_gap = instance.features[prompts, batch.responses[:, 0]] - instance.features[prompts, batch.responses[:, 1]]
+
+    def evaluate(theta: np.ndarray) -> Evaluation:
+        terms = batch_terms(instance, theta, batch)
+        residual = beta * (terms.log_ratio[:, 0] - terms.log_ratio[:, 1]) - reward_gap
+        return Evaluation(-2.0 * beta * residual @ feature_gap / batch_size, terms.log_probs, terms.log_ratio, 0.0)
+
+    return ascend_on_subproblem(ratios, subproblem, context, evaluate, inner_steps, eta)
+
+
+def rebel_onpolicy_inner_loop(
+    batch_size: int, inner_steps: int, eta: float, ratios: RatioRecorder | None = None
+) -> InnerLoop:
+    """The Rebel-OnPolicy inner loop for :func:`covpo.mirror_descent.apmd` (SPEC section 7, Algorithm 5).
+
+    Parameters
+    ----------
+    batch_size
+        ``N``, prompts per outer iteration, each with a pair of responses from ``pi_t``.
+    inner_steps, eta
+        ``K`` and the learning rate; the empirical Hessian is the constant
+        ``2 beta^2 mean_i d_i d_i^T`` with ``d_i = phi(y_i) - phi(y'_i)``, so ``eta`` below
+        ``1 / (beta^2 max_i |d_i|^2)`` always descends.
+    ratios
+        Optional :class:`~covpo.ppo.RatioRecorder`.
+    """
+    batch_size, inner_steps, eta = check_inner_loop_sizes(batch_size, inner_steps, eta)
+    return functools.partial(rebel_steps, ratios, batch_size=batch_size, inner_steps=inner_steps, eta=eta)
+
+
+# ---------------------------------------------------------------------------------------
+# Whole runs
+
+
+def _run(
+    instance: BanditInstance,
+    beta: float,
+    n_iterations: int,
+    inner_loop: InnerLoop,
+    ratios: RatioRecorder,
+    rng: np.random.Generator,
+    record_each_step: bool,
+    algorithm: str,
+) -> PolicyOptimizationRun:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy Generator, got {rng!r}")
+    result = apmd(
+        instance, beta, n_iterations, inner_loop, rng=rng, record_each_step=record_each_step, algorithm=algorithm
+    )
+    return PolicyOptimizationRun(result.trajectory, result.thetas, result.inner_kl, ratios.finish())
+
+
+def kimipo(
+    instance: BanditInstance,
+    beta: float,
+    n_iterations: int,
+    *,
+    batch_size: int,
+    inner_steps: int,
+    eta: float,
+    rng: np.random.Generator,
+    extra_responses: int = 1,
+    record_each_step: bool = False,
+) -> PolicyOptimizationRun:
+    """KimiPO (paper Algorithm 3, SPEC section 7): APMD with :func:`kimipo_inner_loop`.
+
+    ``T = n_iterations`` resets; each costs ``N (M + 1)`` responses (``2 N`` for the paper's
+    ``M = 1``) and ``K`` gradient steps. All randomness comes from ``rng``: a seed fixes the
+    run bit for bit.
+    """
+    ratios = RatioRecorder()
+    loop = kimipo_inner_loop(batch_size, inner_steps, eta, extra_responses=extra_responses, ratios=ratios)
+    return _run(instance, beta, n_iterations, loop, ratios, rng, record_each_step, "KimiPO")
+
+
+def kimipo_norm(
+    instance: BanditInstance,
+    beta: float,
+    n_iterations: int,
+    *,
+    batch_size: int,
+    inner_steps: int,
+    eta: float,
+    group_size: int,
+    rng: np.random.Generator,
+    record_each_step: bool = False,
+) -> PolicyOptimizationRun:
+    """KimiPO-Norm (paper Algorithm 4, SPEC section 7): APMD with :func:`kimipo_norm_inner_loop`.
+
+    Each reset costs ``N (G + 1)`` responses and ``K`` gradient steps.
+    """
+    ratios = RatioRecorder()
+    loop = kimipo_norm_inner_loop(batch_size, inner_steps, eta, group_size=group_size, ratios=ratios)
+    return _run(instance, beta, n_iterations, loop, ratios, rng, record_each_step, "KimiPO-Norm")
+
+
+def rebel_onpolicy(
+    instance: BanditInstance,
+    beta: float,
+    n_iterations: int,
+    *,
+    batch_size: int,
+    inner_steps: int,
+    eta: float,
+    rng: np.random.Generator,
+    record_each_step: bool = False,
+) -> PolicyOptimizationRun:
+    """Rebel-OnPolicy (paper Algorithm 5, SPEC section 7): APMD with :func:`rebel_onpolicy_inner_loop`.
+
+    Each reset costs ``2 N`` responses and ``K`` gradient steps.
+    """
+    ratios = RatioRecorder()
+    loop = rebel_onpolicy_inner_loop(batch_size, inner_steps, eta, ratios)
+    return _run(instance, beta, n_iterations, loop, ratios, rng, record_each_step, "Rebel-OnPolicy")

@@ -1,0 +1,518 @@
+"""KimiPO, KimiPO-Norm and Rebel-OnPolicy (SPEC section 7, paper Algorithms 3 to 5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from covpo.instances import BanditInstance, random_softmax_linear_instance
+from covpo.npg import fisher_information
+from covpo.objectives import regularized_optimum
+from covpo.policies import expected_kl, log_policy, sample_responses
+from covpo.ppo import draw_batch
+from covpo.squared_loss import (
+    BaselineBatch,
+    draw_baseline_batch,
+    kimi_gradient,
+    kimi_loss,
+    kimi_population_gradient,
+    kimi_population_hessian,
+    kimi_population_loss,
+    kimi_population_minimizer,
+    kimipo,
+    kimipo_inner_loop,
+    kimipo_norm,
+    kimipo_norm_inner_loop,
+    mean_baseline,
+    mean_baseline_bias,
+    mean_baseline_bias_approximation,
+    mean_baseline_moments,
+    minimizer_check,
+    normalizer,
+    normalizer_baseline,
+    normalizer_baseline_bias,
+    normalizer_baseline_bias_approximation,
+    normalizer_baseline_moments,
+    rebel_gradient,
+    rebel_loss,
+    rebel_onpolicy,
+    rebel_onpolicy_inner_loop,
+    rebel_population_gradient,
+    rebel_population_hessian,
+    rebel_population_loss,
+    reference_fisher,
+)
+from tests.strategies import instances_with_theta
+
+
+def small_instance(seed: int = 3) -> BanditInstance:
+    """A fixed random realizable instance: 3 prompts, 5 responses, 4 features, rewards in [0, 1]."""
+    return random_softmax_linear_instance(np.random.default_rng(seed), 3, 5, 4)
+
+
+def nonlinear_instance() -> BanditInstance:
+    """Two prompts, four responses, three features; rewards not linear in the features."""
+    rng = np.random.default_rng(11)
+    return BanditInstance(
+        prompt_probs=np.array([0.4, 0.6]),
+        features=rng.standard_normal((2, 4, 3)),
+        rewards=rng.random((2, 4)),
+        base_theta=rng.standard_normal(3),
+    )
+
+
+def finite_difference(function, theta: np.ndarray, step: float = 1e-6) -> np.ndarray:
+    """Central differences of a scalar or vector function, one column per coordinate of ``theta``."""
+    columns = []
+    for i in range(theta.size):
+        shift = np.zeros_like(theta)
+        shift[i] = step
+        columns.append((np.asarray(function(theta + shift)) - np.asarray(function(theta - shift))) / (2 * step))
+    return np.stack(columns, axis=-1)
+
+
+def reference_and_theta(instance: BanditInstance, seed: int, scale: float = 0.5):
+    rng = np.random.default_rng(seed)
+    reference_theta = instance.base_theta + scale * rng.standard_normal(instance.dim)
+    theta = reference_theta + scale * rng.standard_normal(instance.dim)
+    return reference_theta, log_policy(instance, reference_theta), theta
+
+
+# ---------------------------------------------------------------------------------------
+# Gradients and Hessians against finite differences
+
+
+@pytest.mark.parametrize("kind", ["mean", "normalizer"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_empirical_kimi_gradient_matches_finite_differences(kind, seed):
+    instance = small_instance()
+    _reference_theta, log_reference, theta = reference_and_theta(instance, seed)
+    batch = draw_baseline_batch(instance, log_reference, 30, 3, np.random.default_rng(seed), baseline=kind, beta=0.7)
+    numeric = finite_difference(lambda t: kimi_loss(instance, t, batch.regression, batch.baseline, 0.7), theta)
+    analytic = kimi_gradient(instance, theta, batch.regression, batch.baseline, 0.7)
+    np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_empirical_rebel_gradient_matches_finite_differences_and_the_loss_is_quadratic(seed):
+    instance = small_instance()
+    _, log_reference, theta = reference_and_theta(instance, seed)
+    batch = draw_batch(instance, log_reference, 25, np.random.default_rng(seed), group_size=2)
+    beta = 0.8
+    numeric = finite_difference(lambda t: rebel_loss(instance, t, batch, beta), theta)
+    np.testing.assert_allclose(rebel_gradient(instance, theta, batch, beta), numeric, rtol=1e-6, atol=1e-8)
+    gaps = (
+        instance.features[batch.prompts[:, 0], batch.responses[:, 0]]
+        - instance.features[batch.prompts[:, 1], batch.responses[:, 1]]
+    )
+    expected = 2 * beta**2 * gaps.T @ gaps / gaps.shape[0]
+    for point in (theta, theta + 3.0, -theta):
+        hessian = finite_difference(lambda t: rebel_gradient(instance, t, batch, beta), point)
+        np.testing.assert_allclose(hessian, expected, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("instance", [small_instance(), nonlinear_instance()], ids=["linear", "nonlinear"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_population_kimi_gradient_and_hessian_match_finite_differences(instance, seed):
+    _, log_reference, theta = reference_and_theta(instance, seed)
+    beta = 0.6
+    baseline = np.random.default_rng(seed).random(instance.n_prompts)
+    numeric = finite_difference(lambda t: kimi_population_loss(instance, t, log_reference, beta, baseline), theta)
+    gradient = kimi_population_gradient(instance, theta, log_reference, beta, baseline)
+    np.testing.assert_allclose(gradient, numeric, rtol=1e-6, atol=1e-8)
+    numeric_hessian = finite_difference(
+        lambda t: kimi_population_gradient(instance, t, log_reference, beta, baseline), theta
+    )
+    hessian = kimi_population_hessian(instance, theta, log_reference, beta, baseline)
+    np.testing.assert_allclose(hessian, numeric_hessian, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(hessian, hessian.T, atol=1e-12)
+
+
+@pytest.mark.parametrize("instance", [small_instance(), nonlinear_instance()], ids=["linear", "nonlinear"])
+def test_population_rebel_gradient_matches_and_its_hessian_is_constant_psd_and_the_reference_fisher(instance):
+    _, log_reference, theta = reference_and_theta(instance, 4)
+    beta = 0.9
+    numeric = finite_difference(lambda t: rebel_population_loss(instance, t, log_reference, beta), theta)
+    np.testing.assert_allclose(
+        rebel_population_gradient(instance, theta, log_reference, beta), numeric, rtol=1e-6, atol=1e-8
+    )
+    hessian = rebel_population_hessian(instance, log_reference, beta)
+    np.testing.assert_allclose(hessian, 4 * beta**2 * reference_fisher(instance, log_reference), atol=1e-14)
+    assert np.linalg.eigvalsh(hessian).min() >= -1e-12
+    for point in (theta, theta + 5.0, 3.0 * theta):
+        numeric_hessian = finite_difference(
+            lambda t: rebel_population_gradient(instance, t, log_reference, beta), point
+        )
+        np.testing.assert_allclose(numeric_hessian, hessian, rtol=1e-5, atol=1e-7)
+
+
+def test_rebel_population_loss_is_twice_the_variance_over_enumerated_pairs():
+    instance = nonlinear_instance()
+    _, log_reference, theta = reference_and_theta(instance, 7)
+    beta = 0.4
+    u = log_policy(instance, theta) - log_reference
+    probs = np.exp(log_reference)
+    residual = beta * (u[:, :, None] - u[:, None, :]) - (instance.rewards[:, :, None] - instance.rewards[:, None, :])
+    pairs = np.einsum("x,xy,xz,xyz->", instance.prompt_probs, probs, probs, residual**2)
+    assert rebel_population_loss(instance, theta, log_reference, beta) == pytest.approx(pairs, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# The target is the minimizer with the true normalizer
+
+
+@pytest.mark.parametrize("beta", [0.1, 0.5, 2.0, 10.0])
+@pytest.mark.parametrize("seed", [0, 5])
+def test_population_losses_vanish_at_the_target_with_the_true_normalizer(beta, seed):
+    instance = random_softmax_linear_instance(np.random.default_rng(seed), 4, 6, 3)
+    reference_theta = instance.base_theta + np.random.default_rng(seed + 1).standard_normal(instance.dim)
+    check = minimizer_check(instance, reference_theta, beta)
+    np.testing.assert_allclose(check.target_theta, reference_theta + instance.reward_theta / beta)
+    assert check.kimi_loss_normalizer < 1e-20
+    assert check.kimi_gradient_norm_normalizer < 1e-12
+    assert check.rebel_loss < 1e-20
+    assert check.rebel_gradient_norm < 1e-12
+    log_reference = log_policy(instance, reference_theta)
+    gap = normalizer(instance, log_reference, beta) - mean_baseline_moments(instance, log_reference).mean
+    assert check.kimi_loss_mean == pytest.approx(instance.prompt_probs @ gap**2, rel=1e-9)
+    assert check.kimi_loss_mean > 0.0
+    assert check.kimi_gradient_norm_mean > 1e3 * check.kimi_gradient_norm_normalizer
+
+
+def test_minimizer_check_refuses_a_nonlinear_reward():
+    instance = nonlinear_instance()
+    with pytest.raises(ValueError, match="reward_theta"):
+        minimizer_check(instance, instance.base_theta, 1.0)
+
+
+def test_empirical_losses_vanish_at_the_target_for_every_batch():
+    """Under a linear reward, Rebel's loss and the exact-normalizer Kimi loss are zero sample by sample."""
+    instance = small_instance()
+    reference_theta, log_reference, _ = reference_and_theta(instance, 9)
+    beta = 0.3
+    target = reference_theta + instance.reward_theta / beta
+    pairs = draw_batch(instance, log_reference, 50, np.random.default_rng(0), group_size=2)
+    assert rebel_loss(instance, target, pairs, beta) < 1e-24
+    single = draw_batch(instance, log_reference, 50, np.random.default_rng(1))
+    exact = normalizer(instance, log_reference, beta)[single.prompts]
+    assert kimi_loss(instance, target, single, exact, beta) < 1e-24
+
+
+def minimizer_kl(instance: BanditInstance, beta: float, baseline: np.ndarray) -> float:
+    """``E_x KL(pi || pi*_{t+1})`` at the population minimizer from the base model: one step's bias error."""
+    log_reference = log_policy(instance, instance.base_theta)
+    theta = kimi_population_minimizer(instance, instance.base_theta, beta, baseline)
+    return expected_kl(instance, log_policy(instance, theta), regularized_optimum(instance, log_reference, beta))
+
+
+def test_population_minimizer_is_the_target_with_the_true_normalizer():
+    instance = small_instance()
+    log_reference = log_policy(instance, instance.base_theta)
+    for beta in (0.2, 1.0):
+        assert minimizer_kl(instance, beta, normalizer(instance, log_reference, beta)) < 1e-12
+
+
+def test_mean_baseline_step_error_decays_like_beta_to_the_minus_six():
+    """The mean baseline shrinks the step by about ``Var(r) / (2 beta^2)``, so one step's KL error is ``O(beta^-6)``."""
+    instance = small_instance()
+    value = mean_baseline_moments(instance, log_policy(instance, instance.base_theta)).mean
+    errors = [minimizer_kl(instance, beta, value) for beta in (0.4, 0.8, 1.6, 4.0, 8.0)]
+    assert np.all(np.diff(errors) < 0.0)
+    assert np.log2(errors[3] / errors[4]) == pytest.approx(6.0, abs=0.3)
+
+
+def test_normalizer_baseline_step_error_decays_like_group_size_to_the_minus_two():
+    """At fixed beta the normalizer baseline's bias is ``O(1 / G)``, so one step's KL error is ``O(G^-2)``."""
+    instance = small_instance()
+    log_reference = log_policy(instance, instance.base_theta)
+    beta = 0.5
+    errors = [
+        minimizer_kl(instance, beta, normalizer_baseline_moments(instance, log_reference, beta, g).mean)
+        for g in (1, 4, 16, 32)
+    ]
+    assert np.all(np.diff(errors) < 0.0)
+    assert np.log2(errors[2] / errors[3]) == pytest.approx(2.0, abs=0.2)
+
+
+# ---------------------------------------------------------------------------------------
+# Curvature
+
+
+@settings(max_examples=40, deadline=None)
+@given(instances_with_theta(), st.floats(0.05, 5.0), st.integers(0, 2**32 - 1))
+def test_kimipo_population_loss_with_the_mean_baseline_is_convex(pair, beta, seed):
+    instance, theta = pair
+    reference_theta = np.random.default_rng(seed).standard_normal(instance.dim) * 2.0
+    log_reference = log_policy(instance, reference_theta)
+    value = mean_baseline_moments(instance, log_reference).mean
+    hessian = kimi_population_hessian(instance, theta, log_reference, beta, value)
+    scale = max(1.0, np.abs(hessian).max())
+    assert np.linalg.eigvalsh(hessian).min() >= -1e-10 * scale
+
+
+def two_response_instance(reference_logit: float) -> BanditInstance:
+    """One prompt, responses with features 0 and 1 and rewards 0 and 1: ``pi(y=1) = sigmoid(theta)``."""
+    return BanditInstance(
+        prompt_probs=np.ones(1),
+        features=np.array([[[0.0], [1.0]]]),
+        rewards=np.array([[0.0, 1.0]]),
+        base_theta=np.array([reference_logit]),
+        reward_theta=np.array([1.0]),
+    )
+
+
+def test_kimipo_norm_population_loss_has_negative_curvature_but_is_convex_at_the_target():
+    """With pi_t(best) = 0.05 and beta = 0.1, the G = 16 normalizer baseline exceeds V_t by 0.37 > beta (1 + KL) = 0.15.
+
+    At theta = 0 (pi_theta uniform) the Hessian
+    ``2 beta^2 E_t (phi - 1/2)^2 + 2 beta (V_t - E bhat + beta KL(pi_t || pi_theta)) / 4`` is negative.
+    """
+    instance = two_response_instance(np.log(0.05 / 0.95))
+    log_reference = log_policy(instance, instance.base_theta)
+    beta = 0.1
+    moments = normalizer_baseline_moments(instance, log_reference, beta, 16)
+    assert moments.exact
+    theta = np.zeros(1)
+    hessian = kimi_population_hessian(instance, theta, log_reference, beta, moments.mean)
+    assert hessian[0, 0] < 0.0
+
+    def loss(t):
+        return kimi_population_loss(instance, np.atleast_1d(t), log_reference, beta, moments.mean)
+
+    assert loss(0.0) > 0.5 * (loss(-0.3) + loss(0.3))  # concave along a segment, not just a sign of a formula
+    value = mean_baseline_moments(instance, log_reference).mean
+    assert kimi_population_hessian(instance, theta, log_reference, beta, value)[0, 0] > 0.0
+    target = instance.base_theta + instance.reward_theta / beta
+    exact = normalizer(instance, log_reference, beta)
+    assert kimi_population_hessian(instance, target, log_reference, beta, exact)[0, 0] > 0.0
+
+
+# ---------------------------------------------------------------------------------------
+# Baseline bias
+
+
+def test_mean_baseline_bias_is_the_cumulant_generating_function_and_about_variance_over_two_beta():
+    instance = small_instance()
+    log_reference = log_policy(instance, instance.base_theta)
+    betas = np.array([1.0, 4.0, 16.0, 64.0])
+    bias = np.array([mean_baseline_bias(instance, log_reference, beta) for beta in betas])
+    approximation = np.array([mean_baseline_bias_approximation(instance, log_reference, beta) for beta in betas])
+    assert np.all(bias <= 0.0)
+    relative = np.abs(bias / approximation - 1.0).max(axis=1)
+    assert np.all(np.diff(relative) < 0.0)
+    assert relative[-1] < 0.01
+    assert np.all(relative * betas < 1.0)  # error O(1 / beta) relative to the leading term
+
+
+def test_mean_baseline_bias_matches_monte_carlo():
+    """``b_t - V_t`` against a Monte Carlo estimate of both expectations, within four standard errors."""
+    instance = small_instance()
+    log_reference = log_policy(instance, instance.base_theta)
+    beta = 0.5
+    rng = np.random.default_rng(0)
+    draws = 200_000
+    prompts = np.repeat(np.arange(instance.n_prompts)[:, None], draws, axis=1)
+    rewards = instance.rewards[prompts, sample_responses(log_reference, prompts, rng)]
+    value = rewards.mean(axis=1)
+    z = np.exp(rewards / beta)
+    log_partition = np.log(z.mean(axis=1))
+    estimate = value - beta * log_partition
+    # delta method for beta log mean(z); the two means are correlated, so combine per draw
+    contributions = rewards - beta * z / z.mean(axis=1, keepdims=True)
+    error = contributions.std(axis=1, ddof=1) / np.sqrt(draws)
+    exact = mean_baseline_bias(instance, log_reference, beta)
+    assert np.all(np.abs(estimate - exact) < 4 * error + 1e-12)
+
+
+@pytest.mark.parametrize("group_size", [1, 3, 8])
+def test_normalizer_baseline_moments_exact_agree_with_monte_carlo(group_size):
+    instance = small_instance()
+    log_reference = log_policy(instance, instance.base_theta)
+    beta = 0.3
+    exact = normalizer_baseline_moments(instance, log_reference, beta, group_size)
+    assert exact.exact and np.all(exact.standard_error == 0.0)
+    sampled = normalizer_baseline_moments(
+        instance, log_reference, beta, group_size, rng=np.random.default_rng(1), n_samples=40_000, max_outcomes=1
+    )
+    assert not sampled.exact and np.all(sampled.standard_error > 0.0)
+    assert np.all(np.abs(sampled.mean - exact.mean) < 4 * sampled.standard_error)
+    np.testing.assert_allclose(sampled.variance, exact.variance, rtol=0.05)
+
+
+def test_normalizer_baseline_bias_shrinks_with_group_size_and_starts_at_the_mean_baseline():
+    instance = small_instance()
+    log_reference = log_policy(instance, instance.base_theta)
+    beta = 0.3
+    sizes = [1, 2, 4, 8, 16, 32]
+    biases = np.array([normalizer_baseline_bias(instance, log_reference, beta, g)[0] for g in sizes])
+    np.testing.assert_allclose(biases[0], mean_baseline_bias(instance, log_reference, beta), atol=1e-12)
+    assert np.all(biases <= 1e-15)
+    assert np.all(np.diff(np.abs(biases), axis=0) < 0.0)
+    approximation = normalizer_baseline_bias_approximation(instance, log_reference, beta, 32)
+    np.testing.assert_allclose(biases[-1], approximation, rtol=0.15)
+
+
+def test_normalizer_moments_need_a_generator_when_enumeration_is_too_large():
+    instance = small_instance()
+    log_reference = log_policy(instance, instance.base_theta)
+    with pytest.raises(ValueError, match="rng"):
+        normalizer_baseline_moments(instance, log_reference, 0.5, 64, max_outcomes=10)
+
+
+def test_the_two_baselines_agree_for_one_extra_response_and_the_normalizer_approaches_b_t():
+    rewards = np.random.default_rng(0).random((5, 1))
+    np.testing.assert_allclose(normalizer_baseline(rewards, 0.2), mean_baseline(rewards))
+    np.testing.assert_allclose(normalizer_baseline(np.zeros((2, 3)), 0.01), 0.0, atol=1e-15)
+    many = np.random.default_rng(1).random((1, 7))
+    assert normalizer_baseline(many, 1e-4)[0] == pytest.approx(many.max() - 1e-4 * np.log(7), abs=1e-9)
+
+
+# ---------------------------------------------------------------------------------------
+# Batches, inner loops and whole runs
+
+
+def test_baseline_batch_draws_one_regression_and_m_extra_responses_per_prompt():
+    instance = small_instance()
+    log_reference = log_policy(instance, instance.base_theta)
+    batch = draw_baseline_batch(instance, log_reference, 40, 3, np.random.default_rng(0))
+    assert isinstance(batch, BaselineBatch)
+    assert batch.regression.rewards.shape == (40,) and batch.extra_rewards.shape == (40, 3)
+    assert batch.size == 160
+    np.testing.assert_allclose(batch.baseline, batch.extra_rewards.mean(axis=1))
+    norm = draw_baseline_batch(
+        instance, log_reference, 40, 3, np.random.default_rng(0), baseline="normalizer", beta=0.5
+    )
+    np.testing.assert_array_equal(norm.extra_rewards, batch.extra_rewards)
+    np.testing.assert_allclose(norm.baseline, normalizer_baseline(batch.extra_rewards, 0.5))
+    with pytest.raises(ValueError, match="beta"):
+        draw_baseline_batch(instance, log_reference, 4, 2, np.random.default_rng(0), baseline="normalizer")
+    with pytest.raises(ValueError, match="baseline"):
+        draw_baseline_batch(instance, log_reference, 4, 2, np.random.default_rng(0), baseline="median")
+
+
+@pytest.mark.parametrize(
+    "make, per_prompt",
+    [
+        (lambda inst, rng: kimipo(inst, 1.0, 4, batch_size=10, inner_steps=3, eta=0.3, rng=rng), 2),
+        (lambda inst, rng: kimipo(inst, 1.0, 4, batch_size=10, inner_steps=3, eta=0.3, rng=rng, extra_responses=4), 5),
+        (lambda inst, rng: kimipo_norm(inst, 1.0, 4, batch_size=10, inner_steps=3, eta=0.3, group_size=6, rng=rng), 7),
+        (lambda inst, rng: rebel_onpolicy(inst, 1.0, 4, batch_size=10, inner_steps=3, eta=0.3, rng=rng), 2),
+    ],
+    ids=["kimipo", "kimipo-m4", "kimipo-norm-g6", "rebel"],
+)
+def test_runs_count_every_response_step_and_reset(make, per_prompt):
+    run = make(small_instance(), np.random.default_rng(0))
+    trajectory = run.trajectory
+    assert trajectory.total_responses == per_prompt * 10 * 4
+    assert trajectory.total_gradient_steps == 3 * 4
+    assert trajectory.reference_resets[-1] == 4
+    np.testing.assert_array_equal(trajectory.responses_sampled, per_prompt * 10 * np.arange(5))
+    assert run.thetas.shape == (5, 4) and run.inner_kl.shape == (4,)
+    assert run.ratios.n_rows == 4 * (3 + 1)
+
+
+def test_settings_name_the_baseline_and_its_extra_responses():
+    instance = small_instance()
+    run = kimipo_norm(
+        instance, 0.5, 2, batch_size=8, inner_steps=2, eta=0.1, group_size=5, rng=np.random.default_rng(0)
+    )
+    settings_ = run.trajectory.settings
+    assert settings_["baseline"] == "normalizer" and settings_["extra_responses"] == 5
+    assert settings_["batch_size"] == 8 and settings_["beta"] == 0.5
+    assert run.trajectory.algorithm == "KimiPO-Norm"
+    assert (
+        kimipo(
+            instance, 0.5, 1, batch_size=8, inner_steps=2, eta=0.1, rng=np.random.default_rng(0)
+        ).trajectory.settings["baseline"]
+        == "mean"
+    )
+
+
+@pytest.mark.parametrize("algorithm", ["kimipo", "kimipo_norm", "rebel_onpolicy"])
+def test_a_seed_fixes_a_run_bit_for_bit(algorithm):
+    instance = small_instance()
+
+    def run(seed):
+        kwargs = {
+            "batch_size": 16,
+            "inner_steps": 4,
+            "eta": 0.5,
+            "rng": np.random.default_rng(seed),
+            "record_each_step": True,
+        }
+        if algorithm == "kimipo":
+            return kimipo(instance, 0.8, 3, **kwargs)
+        if algorithm == "kimipo_norm":
+            return kimipo_norm(instance, 0.8, 3, group_size=3, **kwargs)
+        return rebel_onpolicy(instance, 0.8, 3, **kwargs)
+
+    first, second, other = run(7), run(7), run(8)
+    np.testing.assert_array_equal(first.thetas, second.thetas)
+    np.testing.assert_array_equal(first.trajectory.reward, second.trajectory.reward)
+    np.testing.assert_array_equal(first.trajectory.log_coverage, second.trajectory.log_coverage)
+    np.testing.assert_array_equal(first.inner_kl, second.inner_kl)
+    assert first.trajectory.n_records == 1 + 3 * 4
+    assert not np.array_equal(first.thetas, other.thetas)
+
+
+def test_large_batch_inner_loops_approach_the_exact_target():
+    """One reset with N = 4096: Rebel reaches the target exactly; G = 64 comes close; the mean baseline less so."""
+    instance = small_instance()
+    beta = 1.0
+    eta = 1.0 / (4 * beta**2 * np.linalg.eigvalsh(fisher_information(instance, instance.base_theta)).max())
+    common = {"batch_size": 4096, "inner_steps": 300, "eta": eta, "rng": np.random.default_rng(0)}
+    rebel = rebel_onpolicy(instance, beta, 1, **common).inner_kl[0]
+    norm = kimipo_norm(instance, beta, 1, group_size=64, **{**common, "rng": np.random.default_rng(0)}).inner_kl[0]
+    mean = kimipo(instance, beta, 1, **{**common, "rng": np.random.default_rng(0)}).inner_kl[0]
+    assert rebel < 1e-12
+    assert norm < 1e-5
+    assert mean > 10 * norm
+
+
+def test_squared_loss_runs_improve_reward_and_keep_coverage():
+    instance = small_instance()
+    beta = 1.0
+    for algorithm in (kimipo, rebel_onpolicy):
+        run = algorithm(instance, beta, 15, batch_size=512, inner_steps=30, eta=1.0, rng=np.random.default_rng(1))
+        assert run.trajectory.suboptimality[-1] < 0.5 * run.trajectory.suboptimality[0]
+        assert np.all(run.trajectory.log_coverage[-1] > run.trajectory.log_coverage[0] + np.log(0.5))
+    norm = kimipo_norm(
+        instance, beta, 15, batch_size=512, inner_steps=30, eta=1.0, group_size=8, rng=np.random.default_rng(1)
+    )
+    assert norm.trajectory.suboptimality[-1] < 0.5 * norm.trajectory.suboptimality[0]
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: kimipo_inner_loop(0, 1, 0.1), "batch_size"),
+        (lambda: kimipo_inner_loop(4, 0, 0.1), "inner_steps"),
+        (lambda: kimipo_inner_loop(4, 1, -0.1), "eta"),
+        (lambda: kimipo_inner_loop(4, 1, 0.1, extra_responses=0), "extra_responses"),
+        (lambda: kimipo_norm_inner_loop(4, 1, 0.1, group_size=0), "group_size"),
+        (lambda: rebel_onpolicy_inner_loop(4, 1, 0.0), "eta"),
+        (lambda: normalizer(small_instance(), log_policy(small_instance(), small_instance().base_theta), 0.0), "beta"),
+        (
+            lambda: kimi_population_loss(
+                small_instance(), np.zeros(4), log_policy(small_instance(), np.zeros(4)), 1.0, np.zeros(2)
+            ),
+            "baseline",
+        ),
+        (
+            lambda: rebel_loss(
+                small_instance(),
+                np.zeros(4),
+                draw_batch(small_instance(), log_policy(small_instance(), np.zeros(4)), 3, np.random.default_rng(0)),
+                1.0,
+            ),
+            "batch",
+        ),
+        (lambda: kimipo(small_instance(), 1.0, 1, batch_size=2, inner_steps=1, eta=0.1, rng=None), "rng"),
+        (lambda: mean_baseline_moments(small_instance(), np.zeros((3, 5)), 1), "log_reference"),
+    ],
+)
+def test_bad_arguments_raise_value_errors_that_name_them(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
