@@ -13,9 +13,10 @@ import time
 
 from covpo.plots.collapse import collapse_widget
 from covpo.plots.mirror_descent import apmd_widget
+from covpo.plots.ppo import ppo_widget
 from covpo.plots.setting import best_of_n_widget
 
-WIDGET_FACTORIES = (best_of_n_widget, collapse_widget, apmd_widget)
+WIDGET_FACTORIES = (best_of_n_widget, collapse_widget, apmd_widget, ppo_widget)
 REPEATS = 5
 TARGET_MS = 200.0
 

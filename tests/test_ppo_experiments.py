@@ -1,0 +1,289 @@
+"""The measurements of chapter 4 (covpo.ppo_experiments): instances, weights, clipping, estimates and sweeps."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from covpo.objectives import regularized_objective, regularized_optimum
+from covpo.policies import (
+    base_log_policy,
+    coverage_coefficient,
+    expected_reward,
+    log_policy,
+)
+from covpo.ppo import (
+    ResponseBatch,
+    default_clip_thresholds,
+    draw_batch,
+    ppo_lite_gradient,
+    ppo_lite_objective,
+    ppo_noclip,
+    ppo_noclip_gradient,
+    ppo_noclip_objective,
+)
+from covpo.ppo_experiments import (
+    MAX_LOG_THRESHOLD,
+    MethodSettings,
+    batch_estimates,
+    clip_activity_grid,
+    clip_width_thresholds,
+    collapse_family,
+    compare_at_budget,
+    compare_recipes,
+    cost_sweep,
+    estimator_spread,
+    fit_coverage_power,
+    practice_recipes,
+    random_family,
+    ratio_bounds_by_beta,
+    ratio_spread,
+    reverse_kl_optimum,
+    run_method,
+    settings_table,
+    stacked_collapse_instance,
+    target_log_ratio_extent,
+)
+from tests.helpers import small_instance
+from tests.strategies import softmax_linear_instances
+
+# ---------------------------------------------------------------------------------------
+# Instances
+
+
+def test_stacked_collapse_instance_has_the_dialled_coverage_and_the_collapse_rewards():
+    instance = stacked_collapse_instance(3, 0.2, 25.0, n_zero=7)
+    assert (instance.n_prompts, instance.n_responses, instance.dim) == (3, 9, 27)
+    assert coverage_coefficient(instance, base_log_policy(instance)) == pytest.approx(25.0, rel=1e-12)
+    probs = np.exp(base_log_policy(instance))
+    np.testing.assert_allclose(probs[:, 0], 1 / 25)
+    np.testing.assert_allclose(probs[:, 1], 2 / 25)
+    np.testing.assert_allclose(instance.rewards[:, :2], [[1.0, 0.8]] * 3)
+    assert np.all(instance.rewards[:, 2:] == 0.0)
+    # each prompt has its own parameters: moving one prompt's logits leaves the others alone
+    theta = instance.base_theta.copy()
+    theta[0] += 5.0
+    np.testing.assert_allclose(log_policy(instance, theta)[1:], base_log_policy(instance)[1:])
+
+
+def test_families_share_everything_but_the_base_model():
+    random = random_family((3.0, 30.0), seed=4)
+    np.testing.assert_array_equal(random[0].features, random[1].features)
+    np.testing.assert_array_equal(random[0].rewards, random[1].rewards)
+    assert [coverage_coefficient(i, base_log_policy(i)) for i in random] == pytest.approx([3.0, 30.0], rel=1e-8)
+    collapse = collapse_family((10.0, 20.0))
+    np.testing.assert_array_equal(collapse[0].rewards, collapse[1].rewards)
+    assert not np.array_equal(collapse[0].base_theta, collapse[1].base_theta)
+
+
+# ---------------------------------------------------------------------------------------
+# Importance weights
+
+
+def test_ratio_spread_matches_the_run_and_orders_its_quantiles():
+    instance = small_instance()
+    run = ppo_noclip(instance, 1.0, 4, batch_size=32, inner_steps=5, eta=1.0, rng=np.random.default_rng(0))
+    spread = ratio_spread(instance, run)
+    assert spread.n_iterations == 4 and spread.log_ratio_quantiles.shape == (4, 5)
+    assert np.all(np.diff(spread.log_ratio_quantiles, axis=1) >= 0.0)
+    # the quantiles of the final weights lie within the extremes over all inner iterates
+    assert np.all(spread.log_ratio_quantiles[:, 0] >= spread.log_ratio_min - 1e-12)
+    assert np.all(spread.log_ratio_quantiles[:, -1] <= spread.log_ratio_max + 1e-12)
+    assert spread.log_ratio_max.max() == pytest.approx(np.log(run.ratios.ratio_bounds[1]))
+    assert spread.interval == default_clip_thresholds(1.0, instance.rewards.max())
+    with pytest.raises(ValueError, match="levels"):
+        ratio_spread(instance, run, levels=(0.5, 1.5))
+
+
+def test_ratio_bounds_table_runs_equal_mirror_descent_time():
+    table = ratio_bounds_by_beta(small_instance(), (0.5, 2.0), eta_beta=1.0, inner_steps=3, batch_size=16, horizon=4, seed=0)
+    assert list(table.n_iterations) == [2, 8]
+    np.testing.assert_allclose(table.interval_high, np.exp(small_instance().rewards.max() / np.array([0.5, 2.0])))
+    assert np.all(table.ratio_min <= table.batch_ratio_min) and np.all(table.batch_ratio_max <= table.ratio_max)
+    assert np.all(table.extent > 0.0)
+
+
+# ---------------------------------------------------------------------------------------
+# Clipping
+
+
+def test_width_one_is_the_default_interval_and_huge_widths_stay_finite():
+    assert clip_width_thresholds(0.7, 1.3, 1.0) == pytest.approx(default_clip_thresholds(0.7, 1.3))
+    low, high = clip_width_thresholds(1e-3, 1.0, 50.0)
+    assert np.isfinite(high) and low > 0.0 and np.log(high) == pytest.approx(MAX_LOG_THRESHOLD)
+    with pytest.raises(ValueError, match="width"):
+        clip_width_thresholds(1.0, 1.0, 0.0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(softmax_linear_instances(), st.floats(0.05, 5.0), st.integers(0, 2**31 - 1))
+def test_targets_never_leave_the_default_interval(instance, beta, seed):
+    thetas = instance.base_theta + np.random.default_rng(seed).standard_normal((3, instance.dim))
+    assert target_log_ratio_extent(instance, thetas, beta) <= 1.0 + 1e-12
+
+
+def test_clip_grid_default_interval_never_clips_here_and_the_fixed_column_is_last():
+    instance = small_instance()
+    grid = clip_activity_grid(instance, (0.5, 2.0), (0.1, 1.0), eta_beta=1.0, inner_steps=3, batch_size=32, horizon=3, seed=0)
+    assert grid.clip_fraction.shape == (2, 3)
+    assert grid.column_labels[-1] == "[0.8, 1.25]"
+    assert np.all(grid.target_extent <= 1.0)
+    assert np.all(grid.clip_fraction[:, 0] >= grid.clip_fraction[:, 1])
+
+
+# ---------------------------------------------------------------------------------------
+# Estimates across batches
+
+
+@pytest.mark.parametrize("instance", [stacked_collapse_instance(3, 0.2, 20, n_zero=10), small_instance()])
+def test_batch_estimates_equal_the_algorithms_own_objectives_and_gradients(instance):
+    log_reference = base_log_policy(instance)
+    batch = draw_batch(instance, log_reference, 4 * 9, np.random.default_rng(0))
+    prompts, responses = batch.prompts.reshape(4, 9), batch.responses.reshape(4, 9)
+    theta = instance.base_theta + 2.5 * instance.reward_theta
+    thresholds = (0.5, 2.0)
+    estimates = batch_estimates(instance, theta, log_reference, prompts, responses, 0.7, thresholds)
+    for m in range(4):
+        one = ResponseBatch(prompts[m], responses[m], instance.rewards[prompts[m], responses[m]], log_reference[prompts[m], responses[m]])
+        assert estimates["noclip"][m] == pytest.approx(ppo_noclip_objective(instance, theta, one, 0.7))
+        np.testing.assert_allclose(estimates["noclip_gradient"][m], ppo_noclip_gradient(instance, theta, one, 0.7), atol=1e-12)
+        lite = ppo_lite_objective(instance, theta, one, log_reference, 0.7, thresholds=thresholds)
+        assert estimates["lite"][m] == pytest.approx(lite)
+        lite_gradient = ppo_lite_gradient(instance, theta, one, log_reference, 0.7, thresholds=thresholds)
+        np.testing.assert_allclose(estimates["lite_gradient"][m], lite_gradient, atol=1e-12)
+
+
+def test_estimator_spread_is_unbiased_without_clipping_and_equal_at_the_reference():
+    instance = small_instance()
+    spread = estimator_spread(instance, 1.0, (0.0, 0.5, 3.0), batch_size=32, n_batches=300, seed=1)
+    # at the reference every weight is 1: the two estimates have the same spread
+    assert spread.noclip_std[0] == pytest.approx(spread.lite_std[0])
+    assert spread.clip_fraction[0] == 0.0
+    se = spread.noclip_std / np.sqrt(spread.n_batches)
+    assert np.all(np.abs(spread.noclip_mean - spread.true_objective) < 4 * se)
+    log_reference = base_log_policy(instance)
+    truth = regularized_objective(instance, log_policy(instance, instance.base_theta + 3.0 * instance.reward_theta), log_reference, 1.0)
+    assert spread.true_objective[-1] == pytest.approx(truth)
+    assert np.all(spread.noclip_gradient_rmse >= spread.noclip_gradient_std - 1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# Sweeps
+
+
+def test_method_settings_are_validated():
+    with pytest.raises(ValueError, match="algorithm"):
+        MethodSettings("x", "ppo", 1.0, 8, 1, 1, (1.0,))
+    with pytest.raises(ValueError, match="beta"):
+        MethodSettings("x", "ppo_noclip", 0.0, 8, 1, 1, (1.0,))
+    with pytest.raises(ValueError, match="beta"):
+        MethodSettings("x", "reinforce", 0.1, 8, 1, 1, (1.0,))
+    with pytest.raises(ValueError, match="inner_steps"):
+        MethodSettings("x", "reinforce", 0.0, 8, 2, 1, (1.0,))
+    with pytest.raises(ValueError, match="etas"):
+        MethodSettings("x", "grpo_fixed", 0.0, 8, 1, 1, ())
+    method = MethodSettings("x", "grpo_fixed", 0.0, 8, 2, 5, (1.0,), group_size=4)
+    assert (method.responses_per_iteration, method.response_budget, method.step_budget) == (32, 160, 10)
+
+
+@pytest.mark.parametrize("algorithm", ["ppo_noclip", "ppo_lite", "grpo_reset", "grpo_fixed", "reinforce"])
+def test_every_algorithm_runs_with_its_costs_counted(algorithm):
+    beta = 0.0 if algorithm in ("grpo_fixed", "reinforce") else 1.0
+    group = 4 if algorithm.startswith("grpo") else 1
+    inner_steps = 1 if algorithm == "reinforce" else 2
+    method = MethodSettings("x", algorithm, beta, 8, inner_steps, 3, (0.5,), group_size=group)
+    trajectory = run_method(method, small_instance(), 0.5, np.random.default_rng(0))
+    assert trajectory.total_responses == method.response_budget
+    assert trajectory.total_gradient_steps == method.step_budget
+
+
+def test_cost_sweep_keeps_the_best_learning_rate_and_counts_divergence_as_failure():
+    instances = random_family((4.0,), seed=2)
+    # KL to the fixed base model through the k3 loss: eta = 1e6 diverges, 1e-3 is too slow
+    method = MethodSettings("G", "grpo_fixed", 1.0, 8, 4, 20, (1e-3, 2.0, 1e6), group_size=4)
+    sweep = cost_sweep(instances, (4.0,), [method], eps=0.1, seed=0)
+    assert sweep.eta[0, 0] == 2.0 and sweep.reached[0, 0]
+    grid = sweep.grid_responses[0]
+    assert np.isinf(grid[0, 0]) and np.isinf(grid[0, 2]) and grid[0, 1] == sweep.responses_to_eps[0, 0]
+    with pytest.raises(FloatingPointError):
+        run_method(method, instances[0], 1e6, np.random.default_rng([0, 0]))
+    again = cost_sweep(instances, (4.0,), [method], eps=0.1, seed=0)
+    np.testing.assert_array_equal(again.responses_to_eps, sweep.responses_to_eps)
+    # an unreachable target leaves the budget as a lower bound
+    hopeless = cost_sweep(instances, (4.0,), [dataclasses.replace(method, etas=(1e-3,))], eps=1e-9, seed=0)
+    assert not hopeless.reached[0, 0] and hopeless.responses_to_eps[0, 0] == method.response_budget
+    assert hopeless.steps_to_eps[0, 0] == method.step_budget
+    assert hopeless.fit("G") is None
+    with pytest.raises(ValueError, match="no method"):
+        hopeless.fit("PPO")
+    with pytest.raises(ValueError, match="one coverage per instance"):
+        cost_sweep(instances, (4.0, 5.0), [method], eps=0.1, seed=0)
+
+
+def test_summaries_name_every_row():
+    instance = small_instance()
+    methods = (
+        MethodSettings("A", "ppo_noclip", 1.0, 16, 2, 3, (0.5,)),
+        MethodSettings("B", "grpo_fixed", 0.0, 4, 1, 3, (0.5,), group_size=4),
+    )
+    sweep = cost_sweep([instance], (5.0,), methods, eps=0.5, seed=0)
+    text = sweep.summary()
+    assert text.count("\n") == 3 * len(methods) - 1 and "A (eta 0.5)" in text and "fewer than two" in text
+    table = settings_table(methods)
+    assert "budget 48 responses" in table and "G 4" in table
+    grid = clip_activity_grid(instance, (1.0,), (1.0,), eta_beta=1.0, inner_steps=2, batch_size=8, horizon=2, seed=0)
+    assert "beta 1" in grid.summary() and "[0.8, 1.25]" in grid.summary("final_suboptimality")
+    spread = estimator_spread(instance, 1.0, (0.0, 1.0), batch_size=8, n_batches=4, seed=0)
+    assert spread.summary().count("\n") == 2
+    comparison = compare_recipes(instance, methods, 64, eps=0.5, seeds=(0,))
+    assert comparison.summary().startswith("A")
+
+
+def test_power_fit_recovers_a_power_law():
+    coverages = np.array([2.0, 5.0, 20.0, 80.0])
+    fit = fit_coverage_power(coverages, 30.0 * coverages**0.7)
+    assert fit.exponent == pytest.approx(0.7) and fit.intercept == pytest.approx(np.log10(30.0))
+    assert fit.r_squared == pytest.approx(1.0) and fit.n_points == 4
+    with pytest.raises(ValueError, match="two"):
+        fit_coverage_power(coverages[:1], coverages[:1])
+
+
+def test_recipes_share_one_response_budget_and_report_divergence():
+    instance = small_instance()
+    recipes = practice_recipes(eta=2.0)
+    runs = compare_at_budget(instance, recipes, 1000, seed=0)
+    assert all(run.total_responses == (1000 // 256) * 256 for run in runs)
+    exploding = dataclasses.replace(recipes[1], name="huge", beta=1.0, inner_steps=4, etas=(1e6,))
+    comparison = compare_recipes(instance, (recipes[0], exploding), 1000, eps=0.05, seeds=(0, 1))
+    assert comparison.diverged[1].all() and not comparison.diverged[0].any()
+    assert comparison.trajectories[1] is None and np.all(np.isnan(comparison.coverage_loss[1]))
+    with pytest.raises(ValueError, match="smaller than one batch"):
+        compare_at_budget(instance, recipes, 100, seed=0)
+
+
+# ---------------------------------------------------------------------------------------
+# The reverse-KL optimum
+
+
+@settings(max_examples=25, deadline=None)
+@given(softmax_linear_instances(), st.floats(0.02, 3.0))
+def test_reverse_kl_optimum_is_stationary_and_normalized(instance, beta):
+    log_reference = base_log_policy(instance)
+    log_optimum = reverse_kl_optimum(instance, log_reference, beta)
+    probs = np.exp(log_optimum)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-10)
+    # stationarity: r + beta pi_ref / pi is the same for every response of a prompt
+    multiplier = instance.rewards + beta * np.exp(log_reference - log_optimum)
+    np.testing.assert_allclose(multiplier, multiplier[:, :1].repeat(instance.n_responses, axis=1), rtol=1e-7, atol=1e-9)
+
+
+def test_reverse_kl_optimum_is_worse_than_the_forward_one_at_weak_beta():
+    instance = random_family((50.0,))[0]
+    log_reference = base_log_policy(instance)
+    forward = expected_reward(instance, regularized_optimum(instance, log_reference, 0.05))
+    reverse = expected_reward(instance, reverse_kl_optimum(instance, log_reference, 0.05))
+    assert reverse < forward < instance.optimal_value
