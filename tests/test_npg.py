@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from covpo.instances import BanditInstance, random_softmax_linear_instance
+from covpo.instances import BanditInstance
 from covpo.mirror_descent import apmd, exact_mirror_descent, exact_target_inner_loop
 from covpo.npg import (
     fisher_information,
@@ -26,21 +26,8 @@ from covpo.squared_loss import (
     mean_baseline_moments,
     rebel_population_minimizer,
 )
+from tests.helpers import nonlinear_instance, small_instance
 from tests.strategies import instances_with_theta
-
-
-def small_instance(seed: int = 3) -> BanditInstance:
-    return random_softmax_linear_instance(np.random.default_rng(seed), 3, 5, 4)
-
-
-def nonlinear_instance() -> BanditInstance:
-    rng = np.random.default_rng(11)
-    return BanditInstance(
-        prompt_probs=np.array([0.4, 0.6]),
-        features=rng.standard_normal((2, 4, 3)),
-        rewards=rng.random((2, 4)),
-        base_theta=rng.standard_normal(3),
-    )
 
 
 def same_policy(instance: BanditInstance, theta_a: np.ndarray, theta_b: np.ndarray, tol: float = 1e-9) -> None:

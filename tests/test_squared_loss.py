@@ -44,33 +44,8 @@ from covpo.squared_loss import (
     rebel_population_loss,
     reference_fisher,
 )
+from tests.helpers import finite_difference, nonlinear_instance, small_instance
 from tests.strategies import instances_with_theta
-
-
-def small_instance(seed: int = 3) -> BanditInstance:
-    """A fixed random realizable instance: 3 prompts, 5 responses, 4 features, rewards in [0, 1]."""
-    return random_softmax_linear_instance(np.random.default_rng(seed), 3, 5, 4)
-
-
-def nonlinear_instance() -> BanditInstance:
-    """Two prompts, four responses, three features; rewards not linear in the features."""
-    rng = np.random.default_rng(11)
-    return BanditInstance(
-        prompt_probs=np.array([0.4, 0.6]),
-        features=rng.standard_normal((2, 4, 3)),
-        rewards=rng.random((2, 4)),
-        base_theta=rng.standard_normal(3),
-    )
-
-
-def finite_difference(function, theta: np.ndarray, step: float = 1e-6) -> np.ndarray:
-    """Central differences of a scalar or vector function, one column per coordinate of ``theta``."""
-    columns = []
-    for i in range(theta.size):
-        shift = np.zeros_like(theta)
-        shift[i] = step
-        columns.append((np.asarray(function(theta + shift)) - np.asarray(function(theta - shift))) / (2 * step))
-    return np.stack(columns, axis=-1)
 
 
 def reference_and_theta(instance: BanditInstance, seed: int, scale: float = 0.5):
