@@ -29,7 +29,7 @@ from collections.abc import Callable
 import numpy as np
 
 from covpo.instances import BanditInstance
-from covpo.mirror_descent import InnerLoop, InnerLoopContext, Subproblem, apmd
+from covpo.mirror_descent import InnerLoop, InnerLoopContext, Subproblem
 from covpo.policies import base_log_policy, log_policy
 from covpo.ppo import (
     BatchTerms,
@@ -37,6 +37,7 @@ from covpo.ppo import (
     PolicyOptimizationRun,
     RatioRecorder,
     ResponseBatch,
+    apmd_with_ratios,
     ascend,
     ascend_on_subproblem,
     batch_terms,
@@ -48,7 +49,12 @@ from covpo.ppo import (
     score_average,
 )
 from covpo.trajectory import TrajectoryRecorder
-from covpo.validation import check_count, check_finite_array, check_nonnegative, check_positive
+from covpo.validation import (
+    check_count,
+    check_finite_array,
+    check_nonnegative,
+    check_positive,
+)
 
 KL_ESTIMATORS = ("exact", "k3")
 REFERENCES = ("fixed", "reset")
@@ -373,17 +379,17 @@ def grpo(
     )
     ratios = RatioRecorder()
     if reference == "reset":
-        result = apmd(
+        return apmd_with_ratios(
             instance,
             check_positive("beta", beta),
             n_iterations,
             grpo_inner_loop(**settings, scale_by_std=scale_by_std, ratios=ratios),
+            ratios,
             rng=rng,
             record_each_step=record_each_step,
             algorithm="GRPO (reset reference)",
             settings={"reference": reference, "scale_by_std": bool(scale_by_std)},
         )
-        return PolicyOptimizationRun(result.trajectory, result.thetas, result.inner_kl, ratios.finish())
 
     beta = check_nonnegative("beta", beta)
     interval = check_clip_epsilon(clip_epsilon, clip_epsilon_high)

@@ -650,6 +650,39 @@ class PolicyOptimizationRun:
     ratios: RatioRecord
 
 
+def apmd_with_ratios(
+    instance: BanditInstance,
+    beta: float,
+    n_iterations: int,
+    inner_loop: InnerLoop,
+    ratios: RatioRecorder,
+    *,
+    rng: np.random.Generator,
+    record_each_step: bool,
+    algorithm: str,
+    settings: dict | None = None,
+) -> PolicyOptimizationRun:
+    """Run :func:`covpo.mirror_descent.apmd` with a sampling inner loop bound to ``ratios``.
+
+    The one place every sampled instance of APMD (PPO, GRPO with resets, the squared-loss
+    methods) turns into a :class:`PolicyOptimizationRun`: the shared trajectory record plus the
+    importance-ratio diagnostics its inner loop wrote into ``ratios``.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy Generator, got {rng!r}")
+    result = apmd(
+        instance,
+        beta,
+        n_iterations,
+        inner_loop,
+        rng=rng,
+        record_each_step=record_each_step,
+        algorithm=algorithm,
+        settings=settings,
+    )
+    return PolicyOptimizationRun(result.trajectory, result.thetas, result.inner_kl, ratios.finish())
+
+
 def ppo_noclip(
     instance: BanditInstance,
     beta: float,
@@ -667,16 +700,10 @@ def ppo_noclip(
     gradient steps. All randomness comes from ``rng``, so a seed fixes the run bit for bit.
     """
     ratios = RatioRecorder()
-    result = apmd(
-        instance,
-        beta,
-        n_iterations,
-        ppo_noclip_inner_loop(batch_size, inner_steps, eta, ratios),
-        rng=rng,
-        record_each_step=record_each_step,
-        algorithm="PPO-NoClip",
+    loop = ppo_noclip_inner_loop(batch_size, inner_steps, eta, ratios)
+    return apmd_with_ratios(
+        instance, beta, n_iterations, loop, ratios, rng=rng, record_each_step=record_each_step, algorithm="PPO-NoClip"
     )
-    return PolicyOptimizationRun(result.trajectory, result.thetas, result.inner_kl, ratios.finish())
 
 
 def ppo_lite(
@@ -699,14 +726,15 @@ def ppo_lite(
     beta = _check_beta(beta)
     used = thresholds if thresholds is not None else default_clip_thresholds(beta, _check_nonnegative_rewards(instance))
     ratios = RatioRecorder()
-    result = apmd(
+    loop = ppo_lite_inner_loop(batch_size, inner_steps, eta, thresholds=thresholds, kl=kl, ratios=ratios)
+    return apmd_with_ratios(
         instance,
         beta,
         n_iterations,
-        ppo_lite_inner_loop(batch_size, inner_steps, eta, thresholds=thresholds, kl=kl, ratios=ratios),
+        loop,
+        ratios,
         rng=rng,
         record_each_step=record_each_step,
         algorithm="PPO-Lite",
         settings={"thresholds": check_clip_thresholds(used)},
     )
-    return PolicyOptimizationRun(result.trajectory, result.thetas, result.inner_kl, ratios.finish())

@@ -35,6 +35,7 @@ from scipy.special import logsumexp
 
 from covpo.collapse import collapse_instance
 from covpo.coverage_instances import dialled_coverage_instance
+from covpo.fits import fit_line
 from covpo.grpo import grpo
 from covpo.instances import BanditInstance, tabular_instance
 from covpo.objectives import (
@@ -833,12 +834,8 @@ def fit_coverage_power(coverages: np.ndarray, costs: np.ndarray) -> CoverageFit:
         raise ValueError(f"a fit needs at least two (C_cov, cost) pairs of equal length, got {x.size} and {y.size}")
     if np.any(x <= 0.0) or np.any(y < 1.0):
         raise ValueError("coverages must be > 0 and costs >= 1 to take logarithms")
-    log_x, log_y = np.log10(x), np.log10(y)
-    exponent, intercept = np.polyfit(log_x, log_y, 1)
-    residuals = log_y - (intercept + exponent * log_x)
-    spread = float(np.sum((log_y - log_y.mean()) ** 2))
-    r_squared = 1.0 - float(np.sum(residuals**2)) / spread if spread > 0.0 else 1.0
-    return CoverageFit(float(exponent), float(intercept), r_squared, int(x.size))
+    line = fit_line(np.log10(x), np.log10(y))
+    return CoverageFit(line.slope, line.intercept, line.r_squared, line.n_points)
 
 
 @dataclass(frozen=True, eq=False)

@@ -52,7 +52,12 @@ from scipy.optimize import minimize
 from scipy.special import gammaln, logsumexp
 
 from covpo.instances import BanditInstance
-from covpo.mirror_descent import InnerLoop, InnerLoopContext, Subproblem, apmd, exact_target_inner_loop
+from covpo.mirror_descent import (
+    InnerLoop,
+    InnerLoopContext,
+    Subproblem,
+    exact_target_inner_loop,
+)
 from covpo.objectives import regularized_optimum
 from covpo.policies import log_policy, sample_responses
 from covpo.ppo import (
@@ -60,6 +65,7 @@ from covpo.ppo import (
     PolicyOptimizationRun,
     RatioRecorder,
     ResponseBatch,
+    apmd_with_ratios,
     ascend_on_subproblem,
     batch_terms,
     check_inner_loop_sizes,
@@ -885,22 +891,6 @@ def rebel_onpolicy_inner_loop(
 # Whole runs
 
 
-def _run(
-    instance: BanditInstance,
-    beta: float,
-    n_iterations: int,
-    inner_loop: InnerLoop,
-    ratios: RatioRecorder,
-    rng: np.random.Generator,
-    record_each_step: bool,
-    algorithm: str,
-) -> PolicyOptimizationRun:
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy Generator, got {rng!r}")
-    result = apmd(
-        instance, beta, n_iterations, inner_loop, rng=rng, record_each_step=record_each_step, algorithm=algorithm
-    )
-    return PolicyOptimizationRun(result.trajectory, result.thetas, result.inner_kl, ratios.finish())
 
 
 def kimipo(
@@ -923,7 +913,9 @@ def kimipo(
     """
     ratios = RatioRecorder()
     loop = kimipo_inner_loop(batch_size, inner_steps, eta, extra_responses=extra_responses, ratios=ratios)
-    return _run(instance, beta, n_iterations, loop, ratios, rng, record_each_step, "KimiPO")
+    return apmd_with_ratios(
+        instance, beta, n_iterations, loop, ratios, rng=rng, record_each_step=record_each_step, algorithm="KimiPO"
+    )
 
 
 def kimipo_norm(
@@ -944,7 +936,9 @@ def kimipo_norm(
     """
     ratios = RatioRecorder()
     loop = kimipo_norm_inner_loop(batch_size, inner_steps, eta, group_size=group_size, ratios=ratios)
-    return _run(instance, beta, n_iterations, loop, ratios, rng, record_each_step, "KimiPO-Norm")
+    return apmd_with_ratios(
+        instance, beta, n_iterations, loop, ratios, rng=rng, record_each_step=record_each_step, algorithm="KimiPO-Norm"
+    )
 
 
 def rebel_onpolicy(
@@ -964,4 +958,6 @@ def rebel_onpolicy(
     """
     ratios = RatioRecorder()
     loop = rebel_onpolicy_inner_loop(batch_size, inner_steps, eta, ratios)
-    return _run(instance, beta, n_iterations, loop, ratios, rng, record_each_step, "Rebel-OnPolicy")
+    return apmd_with_ratios(
+        instance, beta, n_iterations, loop, ratios, rng=rng, record_each_step=record_each_step, algorithm="Rebel-OnPolicy"
+    )

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
+from covpo.fits import fit_line
 from covpo.validation import (
     check_count,
     check_finite_array,
@@ -275,12 +276,8 @@ def fit_power(inverse_gaps: np.ndarray, steps: np.ndarray) -> PowerFit:
         raise ValueError(f"fit needs at least two (1/gap, steps) pairs of equal length, got {x.size} and {steps.size}")
     if np.any(x <= 0) or np.any(steps < 1):
         raise ValueError("inverse_gaps must be > 0 and steps >= 1 to take logarithms")
-    log_x, log_y = np.log10(x), np.log10(steps)
-    exponent, intercept = np.polyfit(log_x, log_y, 1)
-    residuals = log_y - (intercept + exponent * log_x)
-    spread = np.sum((log_y - log_y.mean()) ** 2)
-    r_squared = 1.0 - np.sum(residuals**2) / spread if spread > 0 else 1.0
-    return PowerFit(float(exponent), float(intercept), float(r_squared), int(x.size))
+    line = fit_line(np.log10(x), np.log10(steps))
+    return PowerFit(line.slope, line.intercept, line.r_squared, line.n_points)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from covpo.fits import fit_line
 from covpo.validation import (
     check_count,
     check_finite_array,
@@ -94,12 +95,8 @@ def fit_exponential(inverse_gaps: np.ndarray, steps: np.ndarray) -> ExponentialF
         raise ValueError(f"fit needs at least two (1/gap, steps) pairs of equal length, got {x.size} and {steps.size}")
     if np.any(steps < 1):
         raise ValueError(f"steps must all be >= 1 to take logarithms, found {steps.min()!r}")
-    y = np.log10(steps)
-    slope, intercept = np.polyfit(x, y, 1)
-    residuals = y - (intercept + slope * x)
-    spread = np.sum((y - y.mean()) ** 2)
-    r_squared = 1.0 - np.sum(residuals**2) / spread if spread > 0 else 1.0
-    return ExponentialFit(float(slope), float(intercept), float(r_squared), float(np.abs(residuals).max()), int(x.size))
+    line = fit_line(x, np.log10(steps))
+    return ExponentialFit(line.slope, line.intercept, line.r_squared, line.max_abs_residual, line.n_points)
 
 
 @dataclass(frozen=True)
