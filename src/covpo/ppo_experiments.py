@@ -50,6 +50,7 @@ from covpo.policies import (
     log_coverage,
     log_policy,
 )
+from covpo.parallel import run_tasks
 from covpo.ppo import (
     PolicyOptimizationRun,
     check_clip_thresholds,
@@ -59,6 +60,7 @@ from covpo.ppo import (
     ppo_noclip,
 )
 from covpo.reinforce import sampled_reinforce
+from covpo.squared_loss import kimipo, kimipo_norm, rebel_onpolicy
 from covpo.trajectory import Trajectory
 from covpo.validation import (
     check_count,
@@ -68,7 +70,18 @@ from covpo.validation import (
 )
 
 LOG10_E = float(np.log10(np.e))
-ALGORITHMS = ("ppo_noclip", "ppo_lite", "grpo_reset", "grpo_fixed", "reinforce")
+RESET_ALGORITHMS = ("ppo_noclip", "ppo_lite", "grpo_reset", "kimipo", "kimipo_norm", "rebel_onpolicy")
+"""The algorithms that are instances of APMD and so need ``beta > 0``."""
+ALGORITHMS = (
+    "ppo_noclip",
+    "ppo_lite",
+    "grpo_reset",
+    "grpo_fixed",
+    "reinforce",
+    "kimipo",
+    "kimipo_norm",
+    "rebel_onpolicy",
+)
 """The algorithms :func:`run_method` knows, by the names :class:`MethodSettings` uses."""
 MAX_LOG_THRESHOLD = 700.0
 """Largest ``|log c|`` :func:`clip_width_thresholds` returns, so both thresholds stay finite."""
@@ -721,7 +734,8 @@ class MethodSettings:
         One of :data:`ALGORITHMS`: ``"ppo_noclip"``, ``"ppo_lite"`` (default thresholds, exact
         KL), ``"grpo_reset"`` and ``"grpo_fixed"`` (:func:`covpo.grpo.grpo` with the reference
         reset every iteration or fixed at the base model) and ``"reinforce"``
-        (:func:`covpo.reinforce.sampled_reinforce`, no KL).
+        (:func:`covpo.reinforce.sampled_reinforce`, no KL), and the squared-loss methods
+        ``"kimipo"``, ``"kimipo_norm"`` and ``"rebel_onpolicy"`` (:mod:`covpo.squared_loss`).
     beta
         KL strength (0 for none; ``"grpo_fixed"`` and ``"reinforce"`` only).
     batch_size
@@ -738,6 +752,8 @@ class MethodSettings:
         GRPO's ratio interval ``[1 - eps, 1 + eps]``.
     kl
         GRPO's KL computation, ``"k3"`` or ``"exact"``.
+    extra_responses
+        Baseline responses per prompt: ``M`` for KimiPO, ``G`` for KimiPO-Norm (0 otherwise).
     record_every
         REINFORCE records every ``record_every``-th step (its steps to eps are measured at that resolution).
     """
@@ -752,13 +768,14 @@ class MethodSettings:
     group_size: int = 1
     clip_epsilon: float = 0.2
     kl: str = "k3"
+    extra_responses: int = 0
     record_every: int = 1
 
     def __post_init__(self) -> None:
         if self.algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {self.algorithm!r}")
         check_nonnegative("beta", self.beta)
-        if self.algorithm in ("ppo_noclip", "ppo_lite", "grpo_reset") and self.beta <= 0.0:
+        if self.algorithm in RESET_ALGORITHMS and self.beta <= 0.0:
             raise ValueError(f"beta must be > 0 for {self.algorithm} (an instance of APMD), got {self.beta!r}")
         if self.algorithm == "reinforce" and self.beta != 0.0:
             raise ValueError(f"the reinforce baseline runs without KL: beta must be 0, got {self.beta!r}")
@@ -767,11 +784,19 @@ class MethodSettings:
         if not self.etas or any(eta <= 0.0 for eta in self.etas):
             raise ValueError(f"etas must be a non-empty tuple of positive learning rates, got {self.etas!r}")
         check_count("n_iterations", self.n_iterations)
+        needs_extra = self.algorithm in ("kimipo", "kimipo_norm")
+        if needs_extra != (self.extra_responses > 0):
+            raise ValueError(
+                f"extra_responses must be >= 1 for KimiPO and KimiPO-Norm and 0 otherwise, got {self.extra_responses!r}"
+                f" for {self.algorithm}"
+            )
 
     @property
     def responses_per_iteration(self) -> int:
-        """Responses one outer iteration (one REINFORCE step) samples, ``N G``."""
-        return self.batch_size * self.group_size
+        """Responses one outer iteration (one REINFORCE step) samples: ``N G``, ``N (M + 1)`` or ``2 N`` (Rebel)."""
+        if self.algorithm == "rebel_onpolicy":
+            return 2 * self.batch_size
+        return self.batch_size * (self.group_size + self.extra_responses)
 
     @property
     def response_budget(self) -> int:
@@ -791,6 +816,12 @@ def run_method(settings: MethodSettings, instance: BanditInstance, eta: float, r
     (from :func:`covpo.ppo.ascend`).
     """
     common = {"batch_size": settings.batch_size, "inner_steps": settings.inner_steps, "eta": eta, "rng": rng}
+    if settings.algorithm == "kimipo":
+        return kimipo(instance, settings.beta, settings.n_iterations, extra_responses=settings.extra_responses, **common).trajectory
+    if settings.algorithm == "kimipo_norm":
+        return kimipo_norm(instance, settings.beta, settings.n_iterations, group_size=settings.extra_responses, **common).trajectory
+    if settings.algorithm == "rebel_onpolicy":
+        return rebel_onpolicy(instance, settings.beta, settings.n_iterations, **common).trajectory
     if settings.algorithm == "ppo_noclip":
         return ppo_noclip(instance, settings.beta, settings.n_iterations, **common).trajectory
     if settings.algorithm == "ppo_lite":
@@ -930,6 +961,44 @@ def _run_or_none(settings: MethodSettings, instance: BanditInstance, eta: float,
         return None
 
 
+@dataclass(frozen=True)
+class _RunOutcome:
+    """What :func:`cost_sweep` keeps of one run (small, so parallel workers return it cheaply)."""
+
+    responses_to_eps: int | None
+    steps_to_eps: int | None
+    total_responses: int
+    total_steps: int
+    final_suboptimality: float
+    min_log10_coverage: float
+    coverage_loss: float
+
+    @property
+    def key(self) -> tuple:
+        """Sort key: runs reaching eps first, by responses then steps; the others by final suboptimality."""
+        if self.responses_to_eps is not None:
+            return (0, self.responses_to_eps, self.steps_to_eps)
+        return (1, self.final_suboptimality, 0)
+
+
+def _sweep_run(
+    settings: MethodSettings, instance: BanditInstance, eta: float, seed: tuple[int, int], eps: float
+) -> _RunOutcome | None:
+    trajectory = _run_or_none(settings, instance, eta, seed)
+    if trajectory is None:
+        return None
+    log_base = log_coverage(instance, base_log_policy(instance))
+    return _RunOutcome(
+        responses_to_eps=trajectory.responses_to_eps(eps),
+        steps_to_eps=trajectory.steps_to_eps(eps),
+        total_responses=trajectory.total_responses,
+        total_steps=trajectory.total_gradient_steps,
+        final_suboptimality=float(trajectory.suboptimality[-1]),
+        min_log10_coverage=trajectory.min_log10_coverage,
+        coverage_loss=max(0.0, float(np.max(log_base - trajectory.log_coverage)) * LOG10_E),
+    )
+
+
 def cost_sweep(
     instances: Sequence[BanditInstance],
     coverages: Sequence[float],
@@ -944,56 +1013,48 @@ def cost_sweep(
     the fewest responses (fewest steps on a tie; if none reaches it, the lowest final
     suboptimality). A learning rate whose run diverges counts as not reaching eps. Every run
     on instance ``i`` draws from ``np.random.default_rng([seed, i])``, whatever the method and
-    learning rate.
+    learning rate. The runs go through :func:`covpo.parallel.run_tasks`, so the results do not
+    depend on the joblib backend.
     """
     coverages = check_finite_array("coverages", coverages, ndim=1)
     eps = check_positive("eps", eps)
     methods = tuple(methods)
     if len(instances) != coverages.size:
         raise ValueError(f"one coverage per instance: got {len(instances)} instances and {coverages.size} coverages")
+    coordinates = [
+        (i, j, k) for j in range(len(instances)) for i, settings in enumerate(methods) for k in range(len(settings.etas))
+    ]
+    tasks = [(methods[i], instances[j], methods[i].etas[k], (seed, j), eps) for i, j, k in coordinates]
+    outcomes = dict(zip(coordinates, run_tasks(_sweep_run, tasks, "cost sweep")))
     shape = (len(methods), coverages.size)
     eta = np.zeros(shape)
     reached = np.zeros(shape, dtype=bool)
     responses = np.zeros(shape, dtype=np.int64)
     steps = np.zeros(shape, dtype=np.int64)
-    lowest = np.zeros(shape)
-    loss = np.zeros(shape)
-    final = np.zeros(shape)
-    grids = []
-    base = []
-    for j, instance in enumerate(instances):
-        log_base_policy = base_log_policy(instance)
-        log_base = log_coverage(instance, log_base_policy)
-        base.append(instance.optimal_value - expected_reward(instance, log_base_policy))
-        for i, settings in enumerate(methods):
-            if j == 0:
-                grids.append(np.full((coverages.size, len(settings.etas)), np.inf))
-            best, best_key = None, None
-            for k, rate in enumerate(settings.etas):
-                trajectory = _run_or_none(settings, instance, rate, (seed, j))
-                if trajectory is None:
+    lowest = np.full(shape, np.nan)
+    loss = np.full(shape, np.nan)
+    final = np.full(shape, np.nan)
+    grids = [np.full((coverages.size, len(settings.etas)), np.inf) for settings in methods]
+    for i, settings in enumerate(methods):
+        for j in range(coverages.size):
+            best, best_k = None, None
+            for k in range(len(settings.etas)):
+                outcome = outcomes[(i, j, k)]
+                if outcome is None:
                     continue
-                to_eps = trajectory.responses_to_eps(eps)
-                if to_eps is not None:
-                    grids[i][j, k] = to_eps
-                key = (
-                    (0, to_eps, trajectory.steps_to_eps(eps))
-                    if to_eps is not None
-                    else (1, float(trajectory.suboptimality[-1]), 0)
-                )
-                if best_key is None or key < best_key:
-                    best, best_key, eta[i, j] = trajectory, key, rate
+                if outcome.responses_to_eps is not None:
+                    grids[i][j, k] = outcome.responses_to_eps
+                if best is None or outcome.key < best.key:
+                    best, best_k = outcome, k
             if best is None:
-                reached[i, j], responses[i, j], steps[i, j] = False, settings.response_budget, settings.step_budget
-                lowest[i, j], loss[i, j], final[i, j] = np.nan, np.nan, np.nan
+                responses[i, j], steps[i, j] = settings.response_budget, settings.step_budget
                 continue
-            hit = best.responses_to_eps(eps)
-            reached[i, j] = hit is not None
-            responses[i, j] = hit if hit is not None else best.total_responses
-            steps[i, j] = best.steps_to_eps(eps) if hit is not None else best.total_gradient_steps
-            lowest[i, j] = best.min_log10_coverage
-            loss[i, j] = max(0.0, float(np.max(log_base - best.log_coverage)) * LOG10_E)
-            final[i, j] = best.suboptimality[-1]
+            eta[i, j] = settings.etas[best_k]
+            reached[i, j] = best.responses_to_eps is not None
+            responses[i, j] = best.responses_to_eps if reached[i, j] else best.total_responses
+            steps[i, j] = best.steps_to_eps if reached[i, j] else best.total_steps
+            lowest[i, j], loss[i, j], final[i, j] = best.min_log10_coverage, best.coverage_loss, best.final_suboptimality
+    base = [instance.optimal_value - expected_reward(instance, base_log_policy(instance)) for instance in instances]
     return CostSweep(
         coverages=coverages,
         methods=methods,
@@ -1226,9 +1287,10 @@ def reverse_kl_optimum(instance: BanditInstance, log_reference: np.ndarray, beta
 
 
 def settings_table(methods: Sequence[MethodSettings]) -> str:
-    """One line per method: ``beta``, ``N``, ``G``, ``K``, the learning-rate grid and the budget."""
+    """One line per method: ``beta``, ``N``, ``G`` (or the extra baseline responses), ``K``, the learning-rate grid and the budget."""
     return "\n".join(
-        f"{m.name:24} beta {m.beta:4g}, N {m.batch_size:3}, G {m.group_size}, K {m.inner_steps:2}, "
-        f"eta {m.etas}, budget {m.response_budget:,} responses"
+        f"{m.name:24} beta {m.beta:4g}, N {m.batch_size:3}, "
+        + (f"extra {m.extra_responses}" if m.extra_responses else f"G {m.group_size}")
+        + f", K {m.inner_steps:2}, eta {m.etas}, budget {m.response_budget:,} responses"
         for m in methods
     )

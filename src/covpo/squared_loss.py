@@ -891,8 +891,6 @@ def rebel_onpolicy_inner_loop(
 # Whole runs
 
 
-
-
 def kimipo(
     instance: BanditInstance,
     beta: float,

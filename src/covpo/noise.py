@@ -1,0 +1,335 @@
+"""Stochastic noise and coverage collapse, over many seeds (SPEC sections 3, 5 and 6).
+
+The paper's lower bound and its constructions use exact gradients; what sampling noise does to
+coverage it leaves open. This module measures it on the stacked collapse family of chapter 4
+(:func:`~covpo.ppo_experiments.collapse_family`): every method of :func:`noise_methods` runs
+with the same response budget from many seeds, and each run's **depth**,
+``min_{t, x} log10 c_t(x) / c_0(x)`` over its recorded iterates and prompts (``<= 0``), is set
+beside the depth of the method's exact-gradient counterpart (:func:`exact_counterpart`):
+
+- sampled REINFORCE (no reference): exact REINFORCE (:func:`covpo.reinforce.exact_reinforce`)
+  at the same learning rate and step count, its expectation;
+- GRPO with the reference fixed at ``pi_0`` and no KL, one inner step: exact REINFORCE at
+  ``eta (1 - 1/G)``, the expectation of a group-centred step at ``w = 1``;
+- PPO-Lite and GRPO with resets: exact-gradient APMD (:func:`covpo.mirror_descent.apmd` with
+  :func:`~covpo.mirror_descent.gradient_ascent_inner_loop`) at the same ``beta``, ``K`` and
+  ``eta``. For PPO-Lite with the exact penalty and an inactive clip this is the population
+  version of the same inner loop; for GRPO it is only the nearest analogue (its k3 penalty
+  follows the reverse KL and its centred advantages scale the reward gradient by ``1 - 1/G``).
+
+Every run is one task of :func:`covpo.parallel.run_tasks`, seeded by
+``np.random.default_rng([seed, method, coverage, s])``, so results do not depend on the joblib
+backend or the number of workers. The settings are ours; the paper has no such experiment.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from covpo.instances import BanditInstance
+from covpo.mirror_descent import apmd, gradient_ascent_inner_loop
+from covpo.parallel import run_tasks
+from covpo.policies import base_log_policy, log_coverage
+from covpo.ppo_experiments import LOG10_E, MethodSettings, collapse_family, run_method
+from covpo.reinforce import exact_reinforce
+from covpo.trajectory import Trajectory
+from covpo.tuning import in_memory
+from covpo.validation import check_count, check_finite_array, check_positive
+
+BOOK_COVERAGES = (40.0,)
+BOOK_BUDGET, BOOK_SEEDS, BOOK_EPS = 6400, 24, 0.04
+COLLAPSE_DECADES = 1.0
+"""A run *collapses* when some prompt's coverage falls more than this many decades below its base value."""
+DEPTH_TOLERANCE = 0.01
+"""A sampled run is *deeper* than its exact counterpart when its depth is lower by more than this (decades)."""
+
+
+def noise_methods() -> tuple[MethodSettings, ...]:
+    """The four methods of the noise study; ``n_iterations`` is a placeholder that the budget replaces.
+
+    Two without a reset reference, at the large learning rate at which chapter 4's baselines
+    did best (sampled REINFORCE with ``N = 32``; GRPO-style with ``N = 32`` prompts, ``G = 8``
+    responses, one inner step, no KL), and two with resets at chapter 4's settings of the
+    collapse family, with ``K = 20`` inner steps.
+    """
+    return (
+        MethodSettings("REINFORCE", "reinforce", 0.0, 32, 1, 1, (64.0,)),
+        MethodSettings("GRPO, fixed ref., no KL", "grpo_fixed", 0.0, 32, 1, 1, (64.0,), group_size=8),
+        MethodSettings("GRPO, resets", "grpo_reset", 0.5, 32, 20, 1, (8.0,), group_size=8),
+        MethodSettings("PPO-Lite", "ppo_lite", 1.0, 256, 20, 1, (8.0,)),
+    )
+
+
+def budgeted(settings: MethodSettings, response_budget: int) -> MethodSettings:
+    """``settings`` with as many outer iterations (REINFORCE: steps) as ``response_budget`` allows."""
+    n_iterations = check_count("response_budget", response_budget) // settings.responses_per_iteration
+    if n_iterations < 1:
+        raise ValueError(
+            f"response_budget {response_budget} is smaller than one batch of {settings.name!r} "
+            f"({settings.responses_per_iteration} responses)"
+        )
+    return dataclasses.replace(settings, n_iterations=n_iterations)
+
+
+def coverage_depth(instance: BanditInstance, trajectory: Trajectory) -> float:
+    """``min_{t, x} log10 c_t(x) / c_0(x)`` over the recorded iterates and prompts with ``rho(x) > 0`` (``<= 0``)."""
+    support = instance.prompt_probs > 0.0
+    log_base = log_coverage(instance, base_log_policy(instance))
+    return float(np.min((trajectory.log_coverage - log_base)[:, support])) * LOG10_E
+
+
+def exact_counterpart(settings: MethodSettings, instance: BanditInstance) -> Trajectory | None:
+    """The exact-gradient run nearest to ``settings`` (see the module docstring), or ``None`` if there is none.
+
+    Same number of gradient steps as the sampled method (``n_iterations`` steps for REINFORCE
+    and one-step GRPO, ``n_iterations`` resets of ``K`` steps for the reset methods). GRPO with
+    a fixed reference has a counterpart only with one inner step and no KL.
+    """
+    eta = settings.etas[0]
+    if settings.algorithm == "reinforce":
+        return exact_reinforce(instance, eta, settings.n_iterations)
+    if settings.algorithm == "grpo_fixed":
+        if settings.inner_steps != 1 or settings.beta != 0.0:
+            return None
+        return exact_reinforce(instance, eta * (1.0 - 1.0 / settings.group_size), settings.n_iterations)
+    inner_loop = gradient_ascent_inner_loop(settings.inner_steps, eta)
+    return apmd(instance, settings.beta, settings.n_iterations, inner_loop, algorithm="exact APMD").trajectory
+
+
+def sampled_noise_run(
+    settings: MethodSettings, instance: BanditInstance, eps: float, seed: Sequence[int]
+) -> tuple[float, int, float, bool]:
+    """One seed of one method: ``(depth, responses to eps or -1, final J* - J, diverged)``.
+
+    :func:`~covpo.ppo_experiments.run_method` with ``np.random.default_rng(list(seed))``; a
+    run whose parameters become non-finite is reported as ``(nan, -1, nan, True)``.
+    """
+    instance = in_memory(instance)
+    try:
+        trajectory = run_method(settings, instance, settings.etas[0], np.random.default_rng(list(seed)))
+    except FloatingPointError:
+        return np.nan, -1, np.nan, True
+    hit = trajectory.responses_to_eps(eps)
+    return (
+        coverage_depth(instance, trajectory),
+        -1 if hit is None else int(hit),
+        float(trajectory.suboptimality[-1]),
+        False,
+    )
+
+
+def exact_noise_run(settings: MethodSettings, instance: BanditInstance, eps: float) -> tuple[float, int, float]:
+    """The exact counterpart's ``(depth, gradient steps to eps or -1, final J* - J)``; all ``nan``/``-1`` if none."""
+    trajectory = exact_counterpart(settings, in_memory(instance))
+    if trajectory is None:
+        return np.nan, -1, np.nan
+    hit = trajectory.steps_to_eps(eps)
+    return coverage_depth(instance, trajectory), -1 if hit is None else int(hit), float(trajectory.suboptimality[-1])
+
+
+@dataclass(frozen=True, eq=False)
+class NoiseStudy:
+    """Sampled methods over many seeds next to their exact-gradient counterparts, on the collapse family.
+
+    Attributes
+    ----------
+    methods
+        The budgeted :class:`~covpo.ppo_experiments.MethodSettings`, ``(n_methods,)``.
+    coverages
+        ``C_cov`` of each instance, ``(n_coverages,)``.
+    response_budget, eps, seed, collapse_decades
+        The shared budget, the accuracy target, the base seed and the collapse threshold.
+    depth
+        ``min_{t, x} log10 c_t(x) / c_0(x)`` per run, ``(n_methods, n_coverages, n_seeds)``
+        (``nan`` where diverged).
+    responses_to_eps
+        Responses at the first eps-optimal record, ``-1`` where not reached, same shape.
+    final_suboptimality
+        ``J* - J`` at the end of the budget (``nan`` where diverged), same shape.
+    diverged
+        Whether the run stopped on a non-finite step, same shape.
+    exact_depth, exact_steps_to_eps, exact_final_suboptimality
+        The exact counterpart's depth, gradient steps to eps (``-1`` if not reached) and final
+        suboptimality, ``(n_methods, n_coverages)``; ``nan`` and ``-1`` where there is none.
+    """
+
+    methods: tuple[MethodSettings, ...]
+    coverages: np.ndarray
+    response_budget: int
+    eps: float
+    seed: int
+    collapse_decades: float
+    depth: np.ndarray
+    responses_to_eps: np.ndarray
+    final_suboptimality: np.ndarray
+    diverged: np.ndarray
+    exact_depth: np.ndarray
+    exact_steps_to_eps: np.ndarray
+    exact_final_suboptimality: np.ndarray
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The methods' names."""
+        return tuple(method.name for method in self.methods)
+
+    @property
+    def n_seeds(self) -> int:
+        """Runs per method and coverage."""
+        return int(self.depth.shape[2])
+
+    @property
+    def collapsed(self) -> np.ndarray:
+        """Runs whose depth is below ``-collapse_decades`` (diverged runs count as collapsed)."""
+        return ~(np.nan_to_num(self.depth, nan=-np.inf) >= -self.collapse_decades)
+
+    @property
+    def collapsed_fraction(self) -> np.ndarray:
+        """Share of seeds that collapsed, ``(n_methods, n_coverages)``."""
+        return self.collapsed.mean(axis=2)
+
+    @property
+    def exact_collapsed(self) -> np.ndarray:
+        """Whether the exact counterpart collapsed (``False`` where there is none)."""
+        return np.nan_to_num(self.exact_depth, nan=0.0) < -self.collapse_decades
+
+    @property
+    def reached_fraction(self) -> np.ndarray:
+        """Share of seeds that reached eps within the budget."""
+        return (self.responses_to_eps >= 0).mean(axis=2)
+
+    @property
+    def median_responses_to_eps(self) -> np.ndarray:
+        """Median responses to eps over the seeds that reached it (``nan`` where none did)."""
+        reached = np.where(self.responses_to_eps >= 0, self.responses_to_eps, np.nan).astype(float)
+        result = np.full(reached.shape[:2], np.nan)
+        some = ~np.all(np.isnan(reached), axis=2)
+        result[some] = np.nanmedian(reached[some], axis=1)
+        return result
+
+    @property
+    def deeper_than_exact_fraction(self) -> np.ndarray:
+        """Share of seeds deeper than the exact counterpart by over :data:`DEPTH_TOLERANCE` (``nan`` where there is none)."""
+        limit = self.exact_depth[:, :, None] - DEPTH_TOLERANCE
+        deeper = (np.nan_to_num(self.depth, nan=-np.inf) < limit).mean(axis=2)
+        return np.where(np.isnan(self.exact_depth), np.nan, deeper)
+
+    def depth_quantiles(self, levels: Sequence[float] = (0.1, 0.5, 0.9)) -> np.ndarray:
+        """Quantiles of the depth over the seeds that did not diverge, ``(n_methods, n_coverages, n_levels)``."""
+        levels = check_finite_array("levels", levels, ndim=1)
+        if np.any((levels < 0.0) | (levels > 1.0)):
+            raise ValueError(f"levels must lie in [0, 1], got {levels!r}")
+        result = np.full((*self.depth.shape[:2], levels.size), np.nan)
+        for index in np.ndindex(*self.depth.shape[:2]):
+            values = self.depth[index][~np.isnan(self.depth[index])]
+            if values.size:
+                result[index] = np.quantile(values, levels)
+        return result
+
+    def summary(self) -> str:
+        """Per method and coverage: collapse, depth quantiles, eps reached and its cost, and the exact counterpart."""
+        quantiles = self.depth_quantiles()
+        lines = [
+            (
+                f"collapse family, {self.response_budget:,} responses per run, {self.n_seeds} seeds, eps = {self.eps:g}; "
+                f"collapsed = coverage more than {self.collapse_decades:g} decade(s) below base; depth in decades"
+            )
+        ]
+        for j, coverage in enumerate(self.coverages):
+            lines.append(f"C_cov = {coverage:g}")
+            for i, method in enumerate(self.methods):
+                cost = self.median_responses_to_eps[i, j]
+                cost_text = f", median {int(cost):,} responses" if np.isfinite(cost) else ""
+                low, middle, high = quantiles[i, j]
+                exact = (
+                    f"exact: depth {self.exact_depth[i, j]:.2f}, "
+                    + (f"eps at step {self.exact_steps_to_eps[i, j]:,}" if self.exact_steps_to_eps[i, j] >= 0 else "not eps")
+                    + f"; {100 * self.deeper_than_exact_fraction[i, j]:.0f}% of seeds deeper"
+                    if np.isfinite(self.exact_depth[i, j])
+                    else "no exact counterpart"
+                )
+                lines.append(
+                    f"  {method.name:24} collapsed {100 * self.collapsed_fraction[i, j]:3.0f}%, depth median "
+                    f"{middle:6.2f} (10-90%: {low:.2f} to {high:.2f}); eps in {100 * self.reached_fraction[i, j]:3.0f}%"
+                    f"{cost_text}; {exact}"
+                )
+        return "\n".join(lines)
+
+
+def noise_study(
+    coverages: Sequence[float] = BOOK_COVERAGES,
+    methods: Sequence[MethodSettings] | None = None,
+    *,
+    response_budget: int = BOOK_BUDGET,
+    n_seeds: int = BOOK_SEEDS,
+    eps: float = BOOK_EPS,
+    seed: int = 0,
+    collapse_decades: float = COLLAPSE_DECADES,
+    progress: bool = True,
+) -> NoiseStudy:
+    """Run every method on every collapse-family instance from ``n_seeds`` seeds, and each exact counterpart once.
+
+    Parameters
+    ----------
+    coverages
+        ``C_cov`` of the instances (:func:`~covpo.ppo_experiments.collapse_family`), each ``> 0``.
+    methods
+        :class:`~covpo.ppo_experiments.MethodSettings` run at the first learning rate of their
+        grid; :func:`noise_methods` by default. Each gets the outer iterations the budget allows.
+    response_budget
+        Responses every sampled run may draw.
+    n_seeds, seed
+        Seed ``s`` of method ``i`` on instance ``j`` draws from ``np.random.default_rng([seed, i, j, s])``.
+    eps
+        Accuracy target.
+    collapse_decades
+        The fall below base coverage, in decades, that counts as a collapse.
+    progress
+        Show :func:`~covpo.parallel.run_tasks`' progress bar.
+    """
+    coverages = check_finite_array("coverages", coverages, ndim=1)
+    if coverages.size == 0 or np.any(coverages <= 0.0):
+        raise ValueError(f"coverages must be a non-empty sequence of numbers > 0, got {coverages!r}")
+    methods = tuple(noise_methods() if methods is None else methods)
+    if not methods:
+        raise ValueError("methods must name at least one method")
+    methods = tuple(budgeted(method, response_budget) for method in methods)
+    n_seeds = check_count("n_seeds", n_seeds)
+    eps = check_positive("eps", eps)
+    seed = check_count("seed", seed, minimum=0)
+    collapse_decades = check_positive("collapse_decades", collapse_decades)
+    instances = collapse_family(coverages)
+    shape = (len(methods), coverages.size, n_seeds)
+    cells = list(np.ndindex(*shape))
+    sampled = run_tasks(
+        sampled_noise_run,
+        [(methods[i], instances[j], eps, (seed, i, j, s)) for i, j, s in cells],
+        "noise study: sampled runs",
+        progress,
+    )
+    exact = run_tasks(
+        exact_noise_run,
+        [(methods[i], instances[j], eps) for i, j in np.ndindex(*shape[:2])],
+        "noise study: exact counterparts",
+        progress,
+    )
+    depth, responses, final, diverged = (np.array(column).reshape(shape) for column in zip(*sampled))
+    exact_depth, exact_steps, exact_final = (np.array(column).reshape(shape[:2]) for column in zip(*exact))
+    return NoiseStudy(
+        methods=methods,
+        coverages=coverages,
+        response_budget=int(response_budget),
+        eps=eps,
+        seed=seed,
+        collapse_decades=collapse_decades,
+        depth=depth.astype(float),
+        responses_to_eps=responses.astype(np.int64),
+        final_suboptimality=final.astype(float),
+        diverged=diverged.astype(bool),
+        exact_depth=exact_depth.astype(float),
+        exact_steps_to_eps=exact_steps.astype(np.int64),
+        exact_final_suboptimality=exact_final.astype(float),
+    )

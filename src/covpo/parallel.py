@@ -1,0 +1,58 @@
+"""Run independent experiment tasks through joblib, with a progress bar.
+
+Every sweep of the book is a list of independent tasks (one run of one method on one instance
+at one setting and seed). :func:`run_tasks` hands them to :class:`joblib.Parallel` without
+fixing a backend, so the caller chooses where they run with :func:`joblib.parallel_config`:
+
+    with joblib.parallel_config(n_jobs=2):                # local processes
+        table = head_to_head(...)
+    with joblib.parallel_config(backend="dask"):          # a Dask cluster (needs distributed.Client)
+        table = head_to_head(...)
+    with joblib.parallel_config(backend="ray"):           # a Ray cluster (after ray.util.joblib.register_ray())
+
+Outside any such block the tasks run one after another in the calling process. Each task
+carries its own seed, so the results are identical bit for bit whatever the backend and the
+number of workers. Arguments are sent to workers as they are, never as memory-mapped files
+(``max_nbytes=None``): the instances are small, and computing on a memory map is several
+times slower.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from joblib import Parallel, delayed
+from tqdm.auto import tqdm
+
+PROGRESS_DELAY_SECONDS = 1.0
+
+
+def run_tasks(function: Callable[..., Any], tasks: Sequence[tuple], description: str, progress: bool = True) -> list:
+    """Evaluate ``function(*task)`` for every task, in the order given.
+
+    Parameters
+    ----------
+    function
+        A module-level function (workers in other processes must be able to import it).
+    tasks
+        One tuple of positional arguments per call.
+    description
+        Label of the progress bar (on stderr; shown only if the work takes over a second).
+    progress
+        ``False`` hides the bar.
+
+    Returns
+    -------
+    list
+        ``[function(*task) for task in tasks]``, computed under the active joblib configuration.
+    """
+    tasks = list(tasks)
+    results = []
+    bar = tqdm(total=len(tasks), desc=description, file=sys.stderr, disable=not progress, delay=PROGRESS_DELAY_SECONDS)
+    with bar:
+        for result in Parallel(return_as="generator", max_nbytes=None)(delayed(function)(*task) for task in tasks):
+            results.append(result)
+            bar.update()
+    return results

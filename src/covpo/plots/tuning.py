@@ -1,0 +1,173 @@
+"""Figures of the tuning maps and the noise study (:mod:`covpo.tuning`, :mod:`covpo.noise`).
+
+:func:`tuning_heatmaps_figure` draws the ``(beta, K)`` and ``(beta, width)`` maps with the
+prescriptions of :func:`covpo.tuning.tuning_prescriptions` on them; :func:`noise_figure` draws
+the depth of coverage loss per method over seeds next to the exact-gradient counterparts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.patches import Rectangle
+
+from covpo.noise import NoiseStudy
+from covpo.plots.base import BookFigure, new_figure
+from covpo.tuning import ACCURACY_PRODUCT, FIXED_INTERVAL, TuningMap
+
+FAILED_COLOR = "0.88"
+LOST_COLOR = "C3"
+
+
+def grid_position(values: np.ndarray | float, grid: Sequence[float]) -> np.ndarray:
+    """Positions of ``values`` on a heat map whose cells sit at ``0, 1, ...`` for a log-spaced ``grid``.
+
+    Linear in ``log value`` between neighbouring grid points and extrapolated beyond the ends
+    with the end segments' slopes, so a prescription off the grid lands off the map.
+    """
+    log_grid = np.log(np.asarray(grid, dtype=float))
+    log_values = np.log(np.asarray(values, dtype=float))
+    index = np.arange(log_grid.size, dtype=float)
+    if log_grid.size == 1:
+        return np.zeros_like(log_values)
+    positions = np.interp(log_values, log_grid, index)
+    below = (log_values - log_grid[0]) / (log_grid[1] - log_grid[0])
+    above = index[-1] + (log_values - log_grid[-1]) / (log_grid[-1] - log_grid[-2])
+    return np.where(log_values < log_grid[0], below, np.where(log_values > log_grid[-1], above, positions))
+
+
+def _on_map(position: float, size: int) -> bool:
+    return -0.5 <= position <= size - 0.5
+
+
+def _cost_label(cost: float) -> str:
+    if not np.isfinite(cost):
+        return "-"
+    return f"{cost / 1000:.1f}k" if cost >= 1000 else f"{int(cost)}"
+
+
+def _draw_map(axes, tuning_map: TuningMap, vmin: float, vmax: float):
+    costs = np.log10(tuning_map.median_responses_to_eps)
+    cmap = colormaps["viridis_r"].with_extremes(bad=FAILED_COLOR)
+    image = axes.imshow(np.ma.masked_invalid(costs), origin="lower", cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    lost = np.rint(tuning_map.lost_fraction * tuning_map.n_seeds).astype(int)
+    for (i, j), cost in np.ndenumerate(tuning_map.median_responses_to_eps):
+        axes.text(j, i + 0.12, _cost_label(cost), ha="center", va="center", fontsize=7,
+                  color="white" if np.isfinite(cost) and costs[i, j] < 0.5 * (vmin + vmax) else "black")
+        if lost[i, j]:
+            axes.add_patch(Rectangle((j - 0.46, i - 0.46), 0.92, 0.92, fill=False, ec=LOST_COLOR, lw=1.4))
+            axes.text(j, i - 0.25, f"lost {lost[i, j]}/{tuning_map.n_seeds}", ha="center", va="center",
+                      fontsize=6, color=LOST_COLOR)
+    axes.set_xticks(range(tuning_map.betas.size), [f"{b:g}" for b in tuning_map.betas], fontsize=8)
+    axes.set_yticks(range(tuning_map.rows.size), [f"{v:g}" for v in tuning_map.rows], fontsize=8)
+    axes.set_xlabel(f"regularization $\\beta$ (learning rate $\\eta = {tuning_map.eta_beta:g} / \\beta$)")
+    return image
+
+
+def _horizon_lines(axes, tuning_map: TuningMap) -> None:
+    prescriptions = tuning_map.prescriptions
+    for beta, style, label in (
+        (prescriptions.beta_horizon, "--", "exact mirror descent reaches $\\varepsilon$ in $T$ resets (left of line)"),
+        (prescriptions.beta_horizon_bound, ":", "rate bound certifies $\\varepsilon$ in $T$ resets"),
+    ):
+        position = float(grid_position(beta, tuning_map.betas))
+        if _on_map(position, tuning_map.betas.size):
+            axes.axvline(position, color="k", ls=style, lw=1.5, label=f"{label}: $\\beta$ = {beta:.2g}")
+
+
+def _row_line(axes, tuning_map: TuningMap, value: float, style: str, color: str, label: str) -> None:
+    position = float(grid_position(value, tuning_map.rows))
+    if _on_map(position, tuning_map.rows.size):
+        axes.axhline(position, color=color, ls=style, lw=1.5, label=label)
+
+
+def tuning_heatmaps_figure(inner_steps_map: TuningMap, width_map: TuningMap) -> BookFigure:
+    """The two tuning maps side by side, coloured by the median responses to eps (log scale).
+
+    Grey cells: at most half the seeds reached eps within the budget. Red frames: some seed
+    fell below half the base coverage (or diverged), with the count. Lines: the strongest
+    ``beta`` whose horizon fits the budget (exact mirror descent, and the rate bound); on the
+    left, chapter 3's rule ``eta beta K = 16`` and its coverage-aware version; on the right,
+    width 1 (the target is never clipped) and where PPO's fixed interval ``[0.8, 1.25]`` sits.
+    """
+    figure = new_figure(13.0, 5.2)
+    inner_axes, width_axes = figure.subplots(1, 2)
+    finite = np.concatenate([m.median_responses_to_eps[np.isfinite(m.median_responses_to_eps)].ravel()
+                             for m in (inner_steps_map, width_map)])
+    vmin, vmax = (np.log10(finite.min()), np.log10(finite.max())) if finite.size else (2.0, 4.0)
+    vmax = max(vmax, vmin + 0.1)
+    for axes, tuning_map in ((inner_axes, inner_steps_map), (width_axes, width_map)):
+        image = _draw_map(axes, tuning_map, vmin, vmax)
+        _horizon_lines(axes, tuning_map)
+    prescriptions = inner_steps_map.prescriptions
+    _row_line(inner_axes, inner_steps_map, prescriptions.accuracy_inner_steps, "-", "C1",
+              f"$\\eta\\beta K = {ACCURACY_PRODUCT:g}$ (chapter 3): K = {prescriptions.accuracy_inner_steps:.2g}")
+    _row_line(inner_axes, inner_steps_map, prescriptions.coverage_aware_inner_steps, "-.", "C1",
+              f"coverage-aware rule: K = {prescriptions.coverage_aware_inner_steps:.2g}")
+    _row_line(width_axes, width_map, 1.0, "-", "C1", "width 1: $[e^{-R/\\beta}, e^{R/\\beta}]$, target never clipped")
+    fixed = grid_position(width_map.prescriptions.fixed_interval_widths, width_map.rows)
+    shown = (fixed >= -0.5) & (fixed <= width_map.rows.size - 0.5)
+    if shown.any():
+        width_axes.plot(np.flatnonzero(shown), fixed[shown], "o-", color="C6", ms=4,
+                        label=f"fixed interval {list(FIXED_INTERVAL)}")
+    inner_axes.set_ylabel("inner steps K")
+    width_axes.set_ylabel("clip width (log-space factor on $R/\\beta$)")
+    inner_axes.set_title(f"{inner_steps_map.algorithm}: $\\beta$ and K", fontsize=10)
+    width_axes.set_title(f"PPO-Lite, K = {width_map.inner_steps}: $\\beta$ and the interval", fontsize=10)
+    for axes in (inner_axes, width_axes):
+        axes.set_xlim(-0.5, axes.get_xlim()[1])
+        axes.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1, frameon=False)
+    colorbar = figure.colorbar(image, ax=[inner_axes, width_axes], shrink=0.7, pad=0.01)
+    colorbar.set_label("$\\log_{10}$ median responses to $\\varepsilon$")
+    figure.suptitle(
+        f"{inner_steps_map.response_budget:,} responses per run (N = {inner_steps_map.batch_size}, "
+        f"T = {inner_steps_map.n_iterations}), $\\varepsilon$ = {inner_steps_map.eps:g}, "
+        f"{inner_steps_map.n_seeds} seeds per cell; grey: not $\\varepsilon$-optimal in most seeds"
+    )
+    return figure
+
+
+def noise_figure(study: NoiseStudy) -> BookFigure:
+    """Depth of the coverage loss per method over seeds (left) and the share collapsed and reaching eps (right).
+
+    Left: one dot per seed with a box of its quartiles, per method and coverage; black
+    diamonds are the exact-gradient counterparts; the dashed line is the collapse threshold.
+    """
+    figure = new_figure(12.0, 4.2)
+    depth_axes, share_axes = figure.subplots(1, 2, width_ratios=[3, 2])
+    n_methods, n_coverages = study.depth.shape[:2]
+    group_width = 0.8 / n_coverages
+    for j, coverage in enumerate(study.coverages):
+        centers = np.arange(n_methods) + (j - (n_coverages - 1) / 2) * group_width
+        color = f"C{j}"
+        for i, center in enumerate(centers):
+            values = np.sort(study.depth[i, j][~np.isnan(study.depth[i, j])])
+            spread = np.linspace(-0.3, 0.3, values.size) * group_width if values.size > 1 else np.zeros(values.size)
+            depth_axes.plot(center + spread, values, "o", color=color, ms=3, alpha=0.6,
+                            label=f"$C_{{cov}}$ = {coverage:g}, one dot per seed" if i == 0 else None)
+            if values.size:
+                depth_axes.boxplot(values, positions=[center], widths=0.7 * group_width, showfliers=False,
+                                   manage_ticks=False, medianprops={"color": "k"})
+        depth_axes.plot(centers, study.exact_depth[:, j], "D", color="k", ms=6,
+                        label="exact-gradient counterpart" if j == 0 else None)
+        share_axes.bar(np.arange(n_methods) - 0.2 + j * 0.4 / n_coverages, study.collapsed_fraction[:, j],
+                       width=0.4 / n_coverages, color=LOST_COLOR, alpha=0.4 + 0.6 * (j + 1) / n_coverages,
+                       label=f"collapsed, $C_{{cov}}$ = {coverage:g}")
+        share_axes.bar(np.arange(n_methods) + 0.2 + j * 0.4 / n_coverages, study.reached_fraction[:, j],
+                       width=0.4 / n_coverages, color="C2", alpha=0.4 + 0.6 * (j + 1) / n_coverages,
+                       label=f"reached $\\varepsilon$, $C_{{cov}}$ = {coverage:g}")
+    depth_axes.axhline(-study.collapse_decades, color="k", ls="--", lw=1, label="collapse threshold")
+    depth_axes.set_ylabel("depth: min $\\log_{10} c_t(x) / c_0(x)$")
+    share_axes.set_ylabel(f"share of {study.n_seeds} seeds")
+    share_axes.set_ylim(0.0, 1.05)
+    for axes in (depth_axes, share_axes):
+        axes.set_xticks(range(n_methods), list(study.names), fontsize=7, rotation=15)
+        axes.grid(alpha=0.3, axis="y")
+        axes.legend(fontsize=7)
+    figure.suptitle(
+        f"Sampling noise on the collapse family: {study.response_budget:,} responses per run, "
+        f"{study.n_seeds} seeds"
+    )
+    return figure

@@ -1,0 +1,679 @@
+"""The measurements of chapter 5: baselines, curvature and the paper's Table 1 (SPEC section 7).
+
+Everything here is built on :mod:`covpo.squared_loss`: the exact population losses,
+Hessians and baseline moments, and the three sampled algorithms.
+
+- :func:`baseline_bias_sweep`: how far each baseline's expectation sits from the normalizer
+  ``b_t`` (the mean baseline against ``beta``, the normalizer baseline against ``G``), and
+  the error that bias leaves in one exactly solved APMD step.
+- :func:`curvature_scan` and :func:`loss_slice`: the smallest Hessian eigenvalue of each
+  population loss over a ball around ``theta_t``, and the losses along a line.
+- :func:`table_1`: the paper's Table 1 measured, the cheapest setting of KimiPO and
+  KimiPO-Norm for each accuracy ``eps``, with fitted scalings in ``1 / eps``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from covpo.fits import fit_line
+from covpo.instances import BanditInstance, tabular_instance
+from covpo.objectives import regularized_optimum
+from covpo.parallel import run_tasks
+from covpo.policies import kl_per_prompt, log_coverage, log_policy
+from covpo.ppo_experiments import MethodSettings, collapse_family_methods, random_family_methods, run_method
+from covpo.squared_loss import (
+    kimi_population_hessian,
+    kimi_population_loss,
+    kimi_population_minimizer,
+    kimipo,
+    kimipo_norm,
+    mean_baseline_bias,
+    mean_baseline_bias_approximation,
+    mean_baseline_moments,
+    normalizer,
+    normalizer_baseline_bias,
+    normalizer_baseline_bias_approximation,
+    normalizer_baseline_moments,
+    rebel_population_hessian,
+    rebel_population_loss,
+)
+from covpo.validation import check_count, check_finite_array, check_positive, check_shape
+
+LOG10_E = float(np.log10(np.e))
+
+
+def _check_grid(name: str, values: Sequence[float], integers: bool = False) -> np.ndarray:
+    grid = check_finite_array(name, values, ndim=1)
+    if grid.size == 0 or np.any(grid <= 0):
+        raise ValueError(f"{name} must be a non-empty grid of positive values, got {values!r}")
+    if integers and np.any(grid != np.round(grid)):
+        raise ValueError(f"{name} must hold integers, got {values!r}")
+    return grid.astype(np.int64) if integers else grid
+
+
+def _check_theta(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
+    theta = check_finite_array("reference_theta", theta, ndim=1)
+    return check_shape("reference_theta", theta, (instance.dim,))
+
+
+def _weighted_mean(instance: BanditInstance, per_prompt: np.ndarray) -> float:
+    return float(instance.prompt_probs @ per_prompt)
+
+
+# ---------------------------------------------------------------------------------------
+# Baseline bias and the step error it causes
+
+
+@dataclass(frozen=True, eq=False)
+class BaselineBiasSweep:
+    """Bias of both baselines against the normalizer, and the error of one exactly solved step.
+
+    All biases are ``E_x |E bhat(x) - b_t(x)|`` (``rho``-weighted); step errors are
+    ``E_x KL(pi_min || pi*_{t+1})`` where ``pi_min`` minimizes the population Kimi loss with the
+    baseline's expectation (:func:`covpo.squared_loss.kimi_population_minimizer`).
+
+    Attributes
+    ----------
+    betas
+        The strengths of the mean-baseline sweep.
+    mean_bias, mean_bias_approximation
+        The mean baseline's bias ``|V_t - b_t|`` at each ``beta``, exact and ``Var_t(r) / (2 beta)``.
+    mean_step_error
+        The step error with the mean baseline at each ``beta``.
+    group_beta
+        The fixed ``beta`` of the normalizer-baseline sweep.
+    group_sizes
+        The ``G`` of that sweep.
+    normalizer_bias, normalizer_bias_approximation
+        The normalizer baseline's bias at each ``G``, exact (enumerated) and to first order.
+    normalizer_step_error
+        The step error with the normalizer baseline's expectation at each ``G``.
+    """
+
+    betas: np.ndarray
+    mean_bias: np.ndarray
+    mean_bias_approximation: np.ndarray
+    mean_step_error: np.ndarray
+    group_beta: float
+    group_sizes: np.ndarray
+    normalizer_bias: np.ndarray
+    normalizer_bias_approximation: np.ndarray
+    normalizer_step_error: np.ndarray
+
+    def slope(self, quantity: str) -> float:
+        """Log-log slope of ``"mean_bias"`` or ``"mean_step_error"`` in ``beta``, or of the normalizer's in ``G``."""
+        x = self.betas if quantity.startswith("mean") else self.group_sizes.astype(float)
+        values = getattr(self, quantity)
+        return fit_line(np.log10(x), np.log10(values)).slope
+
+    def summary(self) -> str:
+        """The two sweeps as text, with their log-log slopes."""
+        lines = ["mean baseline (KimiPO):  beta   |V - b|   Var/(2 beta)   step KL"]
+        for row in zip(self.betas, self.mean_bias, self.mean_bias_approximation, self.mean_step_error):
+            lines.append("                         {:5g}  {:.2e}  {:.2e}       {:.2e}".format(*row))
+        lines.append(
+            f"  slopes in beta: bias {self.slope('mean_bias'):.2f}, step KL {self.slope('mean_step_error'):.2f}"
+        )
+        lines.append(f"normalizer baseline (KimiPO-Norm), beta = {self.group_beta:g}:  G   |E bhat - b|   first order   step KL")
+        for row in zip(self.group_sizes, self.normalizer_bias, self.normalizer_bias_approximation, self.normalizer_step_error):
+            lines.append("                         {:5d}  {:.2e}     {:.2e}      {:.2e}".format(*row))
+        lines.append(
+            f"  slopes in G: bias {self.slope('normalizer_bias'):.2f}, step KL {self.slope('normalizer_step_error'):.2f}"
+        )
+        return "\n".join(lines)
+
+
+def _step_error(instance: BanditInstance, reference_theta: np.ndarray, beta: float, baseline: np.ndarray) -> float:
+    log_reference = log_policy(instance, reference_theta)
+    target = regularized_optimum(instance, log_reference, beta)
+    minimizer = kimi_population_minimizer(instance, reference_theta, beta, baseline)
+    return _weighted_mean(instance, kl_per_prompt(log_policy(instance, minimizer), target))
+
+
+def baseline_bias_sweep(
+    instance: BanditInstance,
+    reference_theta: np.ndarray,
+    betas: Sequence[float],
+    group_sizes: Sequence[int],
+    group_beta: float,
+) -> BaselineBiasSweep:
+    """Measure both baselines' bias and the step error it leaves (SPEC section 7).
+
+    Parameters
+    ----------
+    instance
+        The bandit (responses are enumerated, so keep it small).
+    reference_theta
+        ``theta_t``, the reference of the step.
+    betas
+        Strengths for the mean baseline, each ``> 0``.
+    group_sizes
+        ``G`` values for the normalizer baseline, each ``>= 1``; its moments are enumerated exactly.
+    group_beta
+        The strength at which the normalizer baseline is swept, ``> 0``.
+    """
+    reference_theta = _check_theta(instance, reference_theta)
+    betas = _check_grid("betas", betas)
+    group_sizes = _check_grid("group_sizes", group_sizes, integers=True)
+    group_beta = check_positive("group_beta", group_beta)
+    log_reference = log_policy(instance, reference_theta)
+    value = mean_baseline_moments(instance, log_reference).mean
+    mean_bias = np.array([_weighted_mean(instance, np.abs(mean_baseline_bias(instance, log_reference, b))) for b in betas])
+    mean_approx = np.array(
+        [_weighted_mean(instance, np.abs(mean_baseline_bias_approximation(instance, log_reference, b))) for b in betas]
+    )
+    mean_error = np.array([_step_error(instance, reference_theta, b, value) for b in betas])
+    normalizer_bias, normalizer_approx, normalizer_error = [], [], []
+    for g in group_sizes:
+        bias, _ = normalizer_baseline_bias(instance, log_reference, group_beta, int(g))
+        normalizer_bias.append(_weighted_mean(instance, np.abs(bias)))
+        approximation = normalizer_baseline_bias_approximation(instance, log_reference, group_beta, int(g))
+        normalizer_approx.append(_weighted_mean(instance, np.abs(approximation)))
+        expected = normalizer_baseline_moments(instance, log_reference, group_beta, int(g)).mean
+        normalizer_error.append(_step_error(instance, reference_theta, group_beta, expected))
+    return BaselineBiasSweep(
+        betas=betas,
+        mean_bias=mean_bias,
+        mean_bias_approximation=mean_approx,
+        mean_step_error=mean_error,
+        group_beta=group_beta,
+        group_sizes=group_sizes,
+        normalizer_bias=np.array(normalizer_bias),
+        normalizer_bias_approximation=np.array(normalizer_approx),
+        normalizer_step_error=np.array(normalizer_error),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Curvature of the population losses
+
+
+LOSSES = ("KimiPO (mean)", "KimiPO-Norm (E bhat, G)", "exact normalizer", "Rebel-OnPolicy")
+"""The population losses compared by :func:`curvature_scan` and :func:`loss_slice`."""
+
+
+def two_response_instance(optimal_prob: float) -> BanditInstance:
+    """One prompt, two responses with rewards 1 and 0, the optimal one at base probability ``optimal_prob``.
+
+    Tabular (``d = 2``); the smallest instance on which KimiPO-Norm's loss is not convex.
+    """
+    optimal_prob = check_positive("optimal_prob", optimal_prob)
+    if optimal_prob >= 1.0:
+        raise ValueError(f"optimal_prob must lie in (0, 1), got {optimal_prob!r}")
+    return tabular_instance(np.array([[1.0, 0.0]]), np.array([[optimal_prob, 1.0 - optimal_prob]]))
+
+
+def population_baselines(
+    instance: BanditInstance, log_reference: np.ndarray, beta: float, group_size: int
+) -> dict[str, np.ndarray]:
+    """The expected baselines of :data:`LOSSES` (Rebel needs none): ``V_t``, ``E bhat_G`` and ``b_t``."""
+    return {
+        LOSSES[0]: mean_baseline_moments(instance, log_reference).mean,
+        LOSSES[1]: normalizer_baseline_moments(instance, log_reference, beta, group_size).mean,
+        LOSSES[2]: normalizer(instance, log_reference, beta),
+    }
+
+
+def _population_losses(
+    instance: BanditInstance, theta: np.ndarray, log_reference: np.ndarray, beta: float, baselines: dict
+) -> np.ndarray:
+    kimi = [kimi_population_loss(instance, theta, log_reference, beta, b) for b in baselines.values()]
+    return np.array([*kimi, rebel_population_loss(instance, theta, log_reference, beta)])
+
+
+@dataclass(frozen=True, eq=False)
+class CurvatureScan:
+    """Smallest Hessian eigenvalue of each population loss at random points of a ball around ``theta_t``.
+
+    Attributes
+    ----------
+    names
+        :data:`LOSSES`.
+    radius
+        Radius of the ball (Euclidean, in parameter space).
+    min_eigenvalue
+        ``(n_losses, n_points)``: the smallest eigenvalue at each point.
+    at_reference
+        ``(n_losses,)``: the smallest eigenvalue at ``theta_t`` itself.
+    """
+
+    names: tuple[str, ...]
+    radius: float
+    min_eigenvalue: np.ndarray
+    at_reference: np.ndarray
+
+    def summary(self) -> str:
+        """Per loss: the smallest eigenvalue at ``theta_t`` and over the ball, and the share of points with a negative one."""
+        return "\n".join(
+            f"{name:26} at theta_t {ref: .3e}, min over ball {values.min(): .3e}, "
+            f"negative at {np.mean(values < 0):.0%} of points"
+            for name, ref, values in zip(self.names, self.at_reference, self.min_eigenvalue)
+        )
+
+
+def curvature_scan(
+    instance: BanditInstance,
+    reference_theta: np.ndarray,
+    beta: float,
+    group_size: int,
+    *,
+    radius: float,
+    n_points: int,
+    rng: np.random.Generator,
+) -> CurvatureScan:
+    """Scan the convexity of the Kimi-style and pairwise population losses (SPEC section 7, paper appendix I).
+
+    Points are drawn uniformly from the ball of ``radius`` around ``theta_t`` with ``rng``.
+    The mean baseline's loss is globally convex and Rebel's Hessian is constant, so their
+    smallest eigenvalues are ``>= 0`` up to rounding everywhere; a baseline above ``V_t`` (the
+    normalizer's) can make the Hessian indefinite away from the target.
+    """
+    reference_theta = _check_theta(instance, reference_theta)
+    beta = check_positive("beta", beta)
+    group_size = check_count("group_size", group_size)
+    radius = check_positive("radius", radius)
+    n_points = check_count("n_points", n_points)
+    log_reference = log_policy(instance, reference_theta)
+    baselines = population_baselines(instance, log_reference, beta, group_size)
+    directions = rng.normal(size=(n_points, instance.dim))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    points = reference_theta + radius * rng.uniform(size=(n_points, 1)) ** (1.0 / instance.dim) * directions
+    rebel = float(np.linalg.eigvalsh(rebel_population_hessian(instance, log_reference, beta))[0])
+
+    def smallest(theta: np.ndarray) -> np.ndarray:
+        kimi = [
+            np.linalg.eigvalsh(kimi_population_hessian(instance, theta, log_reference, beta, b))[0]
+            for b in baselines.values()
+        ]
+        return np.array([*kimi, rebel])
+
+    return CurvatureScan(
+        names=LOSSES,
+        radius=radius,
+        min_eigenvalue=np.stack([smallest(theta) for theta in points], axis=1),
+        at_reference=smallest(reference_theta),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class LossSlice:
+    """The population losses along ``theta_t + s (theta* - theta_t)``, ``theta*`` the target's parameters.
+
+    Attributes
+    ----------
+    names
+        :data:`LOSSES`.
+    steps
+        The positions ``s`` (``0``: ``theta_t``; ``1``: the target).
+    losses
+        ``(n_losses, n_steps)``.
+    """
+
+    names: tuple[str, ...]
+    steps: np.ndarray
+    losses: np.ndarray
+
+    def argmin(self) -> np.ndarray:
+        """Position ``s`` of each loss's smallest value along the slice."""
+        return self.steps[np.argmin(self.losses, axis=1)]
+
+
+def loss_slice(
+    instance: BanditInstance, reference_theta: np.ndarray, beta: float, group_size: int, steps: Sequence[float]
+) -> LossSlice:
+    """Evaluate every population loss of :data:`LOSSES` along the line from ``theta_t`` through the target.
+
+    The target's parameters are ``theta_t + theta_star / beta`` for a linear reward
+    (:attr:`~covpo.instances.BanditInstance.reward_theta`); the instance must have one.
+    """
+    reference_theta = _check_theta(instance, reference_theta)
+    beta = check_positive("beta", beta)
+    group_size = check_count("group_size", group_size)
+    steps = check_finite_array("steps", steps, ndim=1)
+    if instance.reward_theta is None:
+        raise ValueError("instance has no reward_theta: the slice needs a linear reward to place the target")
+    log_reference = log_policy(instance, reference_theta)
+    baselines = population_baselines(instance, log_reference, beta, group_size)
+    direction = instance.reward_theta / beta
+    losses = np.stack(
+        [_population_losses(instance, reference_theta + s * direction, log_reference, beta, baselines) for s in steps],
+        axis=1,
+    )
+    return LossSlice(names=LOSSES, steps=steps, losses=losses)
+
+
+# ---------------------------------------------------------------------------------------
+# Table 1, measured
+
+
+TABLE_1_METHODS = ("KimiPO", "KimiPO-Norm")
+MAX_COVERAGE_LOSS = float(np.log10(2.0))
+"""Largest coverage loss (decades, on any prompt) of a run :func:`table_1` admits: a factor of two."""
+
+
+@dataclass(frozen=True, eq=False)
+class Table1:
+    """The paper's Table 1 measured: the cheapest setting of each method for each ``eps``.
+
+    For each method and ``eps`` the setting kept is the one reaching ``eps`` with the fewest
+    gradient steps (fewest responses on a tie) among all runs whose coverage never fell by
+    more than ``log10 2`` below the base model's on any prompt.
+
+    Attributes
+    ----------
+    eps
+        The accuracy targets, decreasing.
+    beta, eta, extra_responses, outer_iterations, responses, gradient_steps
+        ``(n_methods, n_eps)`` arrays: the kept setting and its costs to ``eps`` (``nan``/``-1``
+        where no run reached it).
+    batch_size, inner_steps
+        ``N`` and ``K``, shared by every run.
+    eta_scale
+        ``c`` in the inner learning rate ``eta = c / beta^2``.
+    reached
+        ``(n_methods, n_eps)``, whether any admissible run reached ``eps``.
+    runs
+        Every run's ``(method, beta, extra responses)``.
+    run_steps
+        ``(n_runs, n_eps)``: each run's gradient steps to each ``eps`` (``-1``: not reached).
+    run_coverage_loss
+        ``(n_runs,)``: the largest fall of any prompt's coverage below the base model's, in decades
+        (a run is admissible when it is at most ``log10 2``; ``nan`` if it diverged).
+    run_final_suboptimality
+        ``(n_runs,)``: ``J* - J`` at the end of each run (``nan`` if it diverged).
+    """
+
+    eps: np.ndarray
+    beta: np.ndarray
+    eta: np.ndarray
+    extra_responses: np.ndarray
+    outer_iterations: np.ndarray
+    responses: np.ndarray
+    gradient_steps: np.ndarray
+    batch_size: int
+    inner_steps: int
+    eta_scale: float
+    reached: np.ndarray
+    runs: tuple[tuple[str, float, int], ...]
+    run_steps: np.ndarray
+    run_coverage_loss: np.ndarray
+    run_final_suboptimality: np.ndarray
+    methods: tuple[str, ...] = TABLE_1_METHODS
+
+    def final_suboptimality(self, method: str, beta: float, extra: int = 1) -> float:
+        """``J* - J`` at the end of the run of ``method`` at ``beta`` with ``extra`` baseline responses."""
+        key = (method, float(beta), int(extra))
+        if key not in self.runs:
+            raise ValueError(f"no run {key}; the runs are {self.runs}")
+        return float(self.run_final_suboptimality[self.runs.index(key)])
+
+    def exponent(self, method: str, quantity: str) -> float:
+        """Log-log slope of ``quantity`` (an attribute name) against ``1 / eps`` for ``method``."""
+        row = self.methods.index(method)
+        keep = self.reached[row]
+        values = getattr(self, quantity)[row, keep].astype(float)
+        return fit_line(np.log10(1.0 / self.eps[keep]), np.log10(values)).slope
+
+    def summary(self) -> str:
+        """The table, one block per method, with the fitted exponents in ``1 / eps``."""
+        quantities = ("beta", "extra_responses", "outer_iterations", "responses", "gradient_steps")
+        lines = [f"N = {self.batch_size}, K = {self.inner_steps}, eta = {self.eta_scale:g} / beta^2"]
+        for row, method in enumerate(self.methods):
+            lines.append(f"{method}:  eps      beta   extra  outer it.  responses  grad. steps")
+            for j, eps in enumerate(self.eps):
+                if not self.reached[row, j]:
+                    lines.append(f"        {eps:7.4f}   not reached by any admissible setting")
+                    continue
+                lines.append(
+                    f"        {eps:7.4f}  {self.beta[row, j]:5g}  {self.extra_responses[row, j]:5d}  "
+                    f"{self.outer_iterations[row, j]:9d}  {self.responses[row, j]:9d}  {self.gradient_steps[row, j]:11d}"
+                )
+            if self.reached[row].sum() >= 2:
+                fitted = ", ".join(f"{q} ~ (1/eps)^{self.exponent(method, q):.2f}" for q in quantities[2:])
+                lines.append(f"        fitted: {fitted}")
+        return "\n".join(lines)
+
+
+def _table_1_run(
+    instance: BanditInstance,
+    method: str,
+    beta: float,
+    extra: int,
+    settings: tuple[int, int, int, float],
+    eps: np.ndarray,
+    seed: tuple[int, ...],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
+    """One Table-1 run: iterations, responses and steps to each ``eps``, coverage loss in decades, final ``J* - J``."""
+    n_iterations, batch_size, inner_steps, eta_scale = settings
+    common = {
+        "batch_size": batch_size,
+        "inner_steps": inner_steps,
+        "eta": eta_scale / beta**2,
+        "rng": np.random.default_rng(list(seed)),
+    }
+    try:
+        if method == "KimiPO":
+            run = kimipo(instance, beta, n_iterations, extra_responses=extra, **common)
+        else:
+            run = kimipo_norm(instance, beta, n_iterations, group_size=extra, **common)
+    except FloatingPointError:
+        missing = np.full(eps.size, -1)
+        return missing, missing, missing, float("nan"), float("nan")
+    trajectory = run.trajectory
+    base = log_coverage(instance, log_policy(instance, instance.base_theta))
+    loss = max(0.0, float(np.max(base - trajectory.log_coverage)) * LOG10_E)
+    iterations, responses, steps = [], [], []
+    for target in eps:
+        index = trajectory.first_eps_optimal(float(target))
+        iterations.append(-1 if index is None else int(trajectory.reference_resets[index]))
+        responses.append(-1 if index is None else int(trajectory.responses_sampled[index]))
+        steps.append(-1 if index is None else int(trajectory.gradient_steps[index]))
+    final = float(trajectory.suboptimality[-1])
+    return np.array(iterations), np.array(responses), np.array(steps), loss, final
+
+
+def table_1(
+    instance: BanditInstance,
+    eps: Sequence[float],
+    *,
+    betas: Sequence[float],
+    group_sizes: Sequence[int],
+    batch_size: int,
+    inner_steps: int,
+    eta_scale: float,
+    n_iterations: int,
+    seed: int,
+) -> Table1:
+    """Measure the paper's Table 1 (SPEC section 7): parameters and costs of KimiPO and KimiPO-Norm against ``eps``.
+
+    KimiPO (``M = 1`` extra response, as in the paper's analysis) runs at every ``beta``;
+    KimiPO-Norm at every ``beta`` and every ``G`` of ``group_sizes``. All runs share ``N``,
+    ``K`` and ``eta = eta_scale / beta^2`` (the losses' curvature grows like ``beta^2``) and
+    last ``n_iterations`` outer iterations; each run reads its costs to every ``eps`` off one
+    trajectory. Run ``i`` draws from ``np.random.default_rng([seed, i])``. The runs go
+    through :func:`covpo.parallel.run_tasks`.
+
+    Parameters
+    ----------
+    instance
+        The bandit.
+    eps
+        Accuracy targets, each ``> 0``.
+    betas, group_sizes
+        The grids searched.
+    batch_size, inner_steps, eta_scale, n_iterations
+        ``N``, ``K``, ``c`` in ``eta = c / beta^2``, and ``T``.
+    seed
+        Base seed.
+    """
+    eps = np.sort(_check_grid("eps", eps))[::-1]
+    betas = _check_grid("betas", betas)
+    group_sizes = _check_grid("group_sizes", group_sizes, integers=True)
+    settings = (
+        check_count("n_iterations", n_iterations),
+        check_count("batch_size", batch_size),
+        check_count("inner_steps", inner_steps),
+        check_positive("eta_scale", eta_scale),
+    )
+    configs = [("KimiPO", float(b), 1) for b in betas]
+    configs += [("KimiPO-Norm", float(b), int(g)) for b in betas for g in group_sizes]
+    tasks = [(instance, m, b, g, settings, eps, (seed, i)) for i, (m, b, g) in enumerate(configs)]
+    results = run_tasks(_table_1_run, tasks, "Table 1 runs")
+    shape = (len(TABLE_1_METHODS), eps.size)
+    table = {name: np.full(shape, -1, dtype=np.int64) for name in ("extra", "iterations", "responses", "steps")}
+    beta = np.full(shape, np.nan)
+    for (method, b, g), (iterations, responses, steps, loss, _) in zip(configs, results):
+        row = TABLE_1_METHODS.index(method)
+        for j in range(eps.size):
+            if not loss <= MAX_COVERAGE_LOSS or steps[j] < 0:
+                continue
+            key = (steps[j], responses[j])
+            current = (table["steps"][row, j], table["responses"][row, j])
+            if current[0] < 0 or key < current:
+                beta[row, j] = b
+                table["extra"][row, j], table["iterations"][row, j] = g, iterations[j]
+                table["responses"][row, j], table["steps"][row, j] = responses[j], steps[j]
+    return Table1(
+        eps=eps,
+        beta=beta,
+        eta=eta_scale / beta**2,
+        extra_responses=table["extra"],
+        outer_iterations=table["iterations"],
+        responses=table["responses"],
+        gradient_steps=table["steps"],
+        batch_size=settings[1],
+        inner_steps=settings[2],
+        eta_scale=settings[3],
+        reached=table["steps"] >= 0,
+        runs=tuple(configs),
+        run_steps=np.stack([result[2] for result in results]),
+        run_coverage_loss=np.array([result[3] for result in results]),
+        run_final_suboptimality=np.array([result[4] for result in results]),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Costs against coverage, on chapter 4's instance families
+
+
+def squared_loss_methods(family: str) -> tuple[MethodSettings, ...]:
+    """The three squared-loss methods with chapter 5's settings, plus chapter 4's PPO-Lite for reference.
+
+    ``family`` is ``"random"`` or ``"collapse"`` (the families of
+    :mod:`covpo.ppo_experiments`). Every method uses ``beta = 0.5`` and ``eta = 2 / beta^2``.
+    On the random family: ``N = 256``, ``K = 10``, 40 outer iterations, ``G = 8`` for
+    KimiPO-Norm. On the collapse family: ``K = 40``, 25 outer iterations, ``N = 256`` for
+    Rebel-OnPolicy and ``N = 1024`` for the two Kimi-style methods, which lose decades of
+    coverage at ``N = 256`` there (:func:`batch_size_study`).
+    """
+    if family not in ("random", "collapse"):
+        raise ValueError(f"family must be 'random' or 'collapse', got {family!r}")
+    beta = 0.5
+    eta = (2.0 / beta**2,)
+    if family == "random":
+        common = {"batch_size": 256, "inner_steps": 10, "n_iterations": 40, "etas": eta}
+        reference = random_family_methods()[1]
+        kimi_batch = 256
+    else:
+        common = {"batch_size": 256, "inner_steps": 40, "n_iterations": 25, "etas": eta}
+        reference = collapse_family_methods()[1]
+        kimi_batch = 1024
+    return (
+        MethodSettings("KimiPO", "kimipo", beta, extra_responses=1, **{**common, "batch_size": kimi_batch}),
+        MethodSettings("KimiPO-Norm", "kimipo_norm", beta, extra_responses=8, **{**common, "batch_size": kimi_batch}),
+        MethodSettings("Rebel-OnPolicy", "rebel_onpolicy", beta, **common),
+        reference,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class BatchSizeStudy:
+    """Coverage loss and success of methods over batch sizes and seeds on one instance.
+
+    Attributes
+    ----------
+    names
+        The methods' names.
+    batch_sizes
+        The ``N`` tried.
+    seeds
+        The seeds.
+    coverage_loss
+        ``(n_methods, n_batch_sizes, n_seeds)``: the largest fall of any prompt's coverage below
+        the base model's, in decades (``nan`` where the run diverged).
+    reached
+        Same shape: whether the run became ``eps``-optimal.
+    """
+
+    names: tuple[str, ...]
+    batch_sizes: np.ndarray
+    seeds: tuple[int, ...]
+    coverage_loss: np.ndarray
+    reached: np.ndarray
+
+    def summary(self) -> str:
+        """Per method and ``N``: the runs reaching eps, the runs losing more than a factor of two, the worst loss."""
+        lines = []
+        for i, name in enumerate(self.names):
+            for j, n in enumerate(self.batch_sizes):
+                losses = self.coverage_loss[i, j]
+                lines.append(
+                    f"{name:16} N = {n:5d}: eps reached {int(self.reached[i, j].sum())}/{len(self.seeds)}, "
+                    f"coverage lost beyond a factor 2 in {int(np.sum(losses > MAX_COVERAGE_LOSS))}, "
+                    f"worst loss {np.nanmax(losses):.2f} decades"
+                )
+        return "\n".join(lines)
+
+
+def _batch_run(settings: MethodSettings, instance: BanditInstance, eps: float, seed: tuple[int, ...]) -> tuple[float, bool]:
+    try:
+        trajectory = run_method(settings, instance, settings.etas[0], np.random.default_rng(list(seed)))
+    except FloatingPointError:
+        return float("nan"), False
+    base = log_coverage(instance, log_policy(instance, instance.base_theta))
+    loss = max(0.0, float(np.max(base - trajectory.log_coverage)) * LOG10_E)
+    return loss, trajectory.responses_to_eps(eps) is not None
+
+
+def batch_size_study(
+    instance: BanditInstance,
+    methods: Sequence[MethodSettings],
+    batch_sizes: Sequence[int],
+    *,
+    eps: float,
+    seeds: Sequence[int],
+) -> BatchSizeStudy:
+    """Run each method at each batch size ``N`` (all else as in its settings) for every seed.
+
+    Run ``(i, j, k)`` draws from ``np.random.default_rng([seed_k, i, j])`` and uses the first
+    learning rate of the method's grid; the runs go through :func:`covpo.parallel.run_tasks`.
+    """
+    methods = tuple(methods)
+    if not methods:
+        raise ValueError("methods must name at least one method")
+    batch_sizes = _check_grid("batch_sizes", batch_sizes, integers=True)
+    eps = check_positive("eps", eps)
+    seeds = tuple(int(s) for s in seeds)
+    if not seeds:
+        raise ValueError("seeds must hold at least one seed")
+    coordinates = [
+        (i, j, k) for i in range(len(methods)) for j in range(batch_sizes.size) for k in range(len(seeds))
+    ]
+    tasks = [
+        (dataclasses.replace(methods[i], batch_size=int(batch_sizes[j])), instance, eps, (seeds[k], i, j))
+        for i, j, k in coordinates
+    ]
+    results = run_tasks(_batch_run, tasks, "batch-size runs")
+    shape = (len(methods), batch_sizes.size, len(seeds))
+    return BatchSizeStudy(
+        names=tuple(m.name for m in methods),
+        batch_sizes=batch_sizes,
+        seeds=seeds,
+        coverage_loss=np.array([r[0] for r in results]).reshape(shape),
+        reached=np.array([r[1] for r in results]).reshape(shape),
+    )

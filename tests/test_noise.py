@@ -1,0 +1,138 @@
+"""Sampling noise and coverage collapse over seeds (covpo.noise)."""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import lru_cache
+
+import joblib
+import numpy as np
+import pytest
+
+from covpo.grpo import group_advantages, grpo_gradient
+from covpo.mirror_descent import exact_mirror_descent
+from covpo.noise import (
+    DEPTH_TOLERANCE,
+    NoiseStudy,
+    budgeted,
+    coverage_depth,
+    exact_counterpart,
+    noise_methods,
+    noise_study,
+)
+from covpo.objectives import reward_gradient
+from covpo.policies import base_log_policy, log_coverage
+from covpo.ppo import draw_batch
+from covpo.ppo_experiments import LOG10_E, MethodSettings, collapse_family
+from covpo.reinforce import exact_reinforce
+
+from .helpers import small_instance
+
+REINFORCE, GRPO_FIXED, GRPO_RESET, PPO_LITE = noise_methods()
+
+
+@lru_cache(maxsize=1)
+def book_study() -> NoiseStudy:
+    return noise_study((40.0,), (REINFORCE, GRPO_RESET), response_budget=6400, n_seeds=3, progress=False)
+
+
+def test_budgeted_spends_the_budget_in_whole_batches():
+    assert budgeted(REINFORCE, 6400).n_iterations == 200
+    assert budgeted(GRPO_FIXED, 6400).n_iterations == 25
+    assert budgeted(PPO_LITE, 6500).n_iterations == 25
+    with pytest.raises(ValueError, match="response_budget"):
+        budgeted(PPO_LITE, 100)
+
+
+def test_depth_is_zero_for_exact_mirror_descent_and_the_coverage_fall_for_reinforce():
+    instance = collapse_family((40.0,))[0]
+    assert coverage_depth(instance, exact_mirror_descent(instance, 1.0, 10)) == 0.0
+    trajectory = exact_reinforce(instance, 64.0, 200)
+    expected = (trajectory.log_coverage - log_coverage(instance, base_log_policy(instance))).min() * LOG10_E
+    assert coverage_depth(instance, trajectory) == pytest.approx(expected)
+    assert coverage_depth(instance, trajectory) < -1.0
+
+
+def test_one_step_grpo_without_kl_is_reinforce_at_a_scaled_rate_in_expectation():
+    instance = small_instance()
+    rng = np.random.default_rng(0)
+    log_base = base_log_policy(instance)
+    group_size, n_batches = 4, 4000
+    gradients = []
+    for _ in range(n_batches):
+        batch = draw_batch(instance, log_base, 8, rng, group_size)
+        advantages = group_advantages(batch.rewards)
+        gradients.append(grpo_gradient(instance, instance.base_theta, batch, advantages, log_base, 0.0))
+    gradients = np.array(gradients)
+    expected = (1.0 - 1.0 / group_size) * reward_gradient(instance, instance.base_theta)
+    error = gradients.mean(axis=0) - expected
+    standard_error = gradients.std(axis=0, ddof=1) / np.sqrt(n_batches)
+    assert np.all(np.abs(error) < 4.0 * standard_error + 1e-12)
+
+
+def test_exact_counterparts():
+    instance = collapse_family((10.0,))[0]
+    fixed = budgeted(GRPO_FIXED, 2560)
+    scaled = exact_reinforce(instance, 64.0 * (1 - 1 / 8), 10)
+    np.testing.assert_array_equal(exact_counterpart(fixed, instance).reward, scaled.reward)
+    reset = exact_counterpart(budgeted(GRPO_RESET, 512), instance)
+    assert reset.total_gradient_steps == 2 * 20 and reset.reference_resets[-1] == 2
+    with_kl = MethodSettings("k3", "grpo_fixed", 0.05, 32, 1, 2, (8.0,), group_size=8)
+    assert exact_counterpart(with_kl, instance) is None
+
+
+def test_noise_deepens_reinforce_collapse_and_resets_keep_coverage():
+    study = book_study()
+    assert study.collapsed_fraction[0, 0] == 1.0 and study.exact_collapsed[0, 0]
+    assert study.deeper_than_exact_fraction[0, 0] == 1.0
+    assert study.collapsed_fraction[1, 0] == 0.0 and not study.exact_collapsed[1, 0]
+    assert study.reached_fraction[1, 0] == 1.0 and study.reached_fraction[0, 0] == 0.0
+    assert np.all(study.depth[1] >= study.exact_depth[1, 0, None] - DEPTH_TOLERANCE)
+
+
+def test_study_shapes_and_summary():
+    study = book_study()
+    assert study.names == ("REINFORCE", "GRPO, resets")
+    for array in (study.depth, study.responses_to_eps, study.final_suboptimality, study.diverged):
+        assert array.shape == (2, 1, 3)
+    for derived in (study.collapsed_fraction, study.reached_fraction, study.median_responses_to_eps,
+                    study.exact_depth, study.exact_steps_to_eps):
+        assert derived.shape == (2, 1)
+    assert study.depth_quantiles((0.5,)).shape == (2, 1, 1)
+    assert np.all(study.depth <= 0.0)
+    assert [m.n_iterations for m in study.methods] == [200, 25]
+    assert "REINFORCE" in study.summary() and "C_cov = 40" in study.summary()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        study.eps = 1.0
+
+
+def test_results_do_not_depend_on_the_backend():
+    kwargs = {"response_budget": 512, "n_seeds": 2, "progress": False}
+    methods = (REINFORCE, GRPO_FIXED)
+    serial = noise_study((10.0, 20.0), methods, **kwargs)
+    with joblib.parallel_config(backend="threading", n_jobs=2):
+        threaded = noise_study((10.0, 20.0), methods, **kwargs)
+    for name in ("depth", "responses_to_eps", "final_suboptimality", "exact_depth"):
+        np.testing.assert_array_equal(getattr(serial, name), getattr(threaded, name))
+
+
+@pytest.mark.parametrize(
+    ("arguments", "name"),
+    [
+        ({"coverages": (-1.0,)}, "coverages"),
+        ({"coverages": ()}, "coverages"),
+        ({"n_seeds": 0}, "n_seeds"),
+        ({"eps": np.nan}, "eps"),
+        ({"collapse_decades": 0.0}, "collapse_decades"),
+        ({"response_budget": 10}, "response_budget"),
+        ({"methods": ()}, "methods"),
+    ],
+)
+def test_noise_study_rejects_bad_input(arguments, name):
+    with pytest.raises(ValueError, match=name):
+        noise_study(**{"coverages": (10.0,), "n_seeds": 1, "progress": False, **arguments})
+
+
+def test_depth_quantiles_reject_bad_levels():
+    with pytest.raises(ValueError, match="levels"):
+        book_study().depth_quantiles((1.5,))

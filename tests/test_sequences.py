@@ -1,0 +1,341 @@
+"""Tests for the token-sequence laboratory: enumeration, exact gradients, algorithms and the experiment."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from covpo.sequences import (
+    SequenceInstance,
+    autoregressive_logits,
+    base_sequence_log_policy,
+    draw_sequence_batch,
+    enumerate_sequences,
+    exact_sequence_apmd,
+    exact_sequence_reinforce,
+    expected_kl,
+    expected_reward,
+    level_offsets,
+    log_coverage,
+    ppo_surrogate,
+    prefix_indices,
+    regularized_gradient,
+    regularized_objective,
+    reward_gradient,
+    sample_sequences,
+    sampled_reinforce_gradient,
+    sampled_sequence_ppo,
+    sampled_sequence_reinforce,
+    sequence_collapse_instance,
+    sequence_experiment,
+    sequence_index,
+    sequence_log_policy,
+    surrogate_parts,
+    token_log_probs,
+    token_score_sum,
+)
+from tests.helpers import finite_difference
+
+LOG10_BASE_COVERAGE = np.log10(0.1)
+
+
+@pytest.fixture
+def tiny():
+    """Three tokens, length three, two prompts, random sequences: 27 sequences and 13 prefixes."""
+    return sequence_collapse_instance(0.2, vocab_size=3, length=3, shared_prefix=1, n_prompts=2, rng=5)
+
+
+@pytest.fixture
+def theta(tiny):
+    return tiny.base_theta + 0.7 * np.random.default_rng(2).normal(size=tiny.base_theta.shape)
+
+
+def flat(function, shape):
+    return lambda vector: function(vector.reshape(shape))
+
+
+# ---------------------------------------------------------------------------------------
+# Enumeration and shapes
+
+
+def test_enumeration_shapes_and_prefix_numbering():
+    tokens = enumerate_sequences(3, 4)
+    assert tokens.shape == (81, 4)
+    np.testing.assert_array_equal(sequence_index(tokens, 3), np.arange(81))
+    assert list(level_offsets(3, 4)) == [0, 1, 4, 13, 40]
+    prefixes = prefix_indices(3, 4)
+    assert prefixes.shape == (81, 4)
+    assert np.all(prefixes[:, 0] == 0)
+    for depth in range(1, 4):
+        # sequences share a prefix index at depth t exactly when they share their first t tokens
+        _, first_tokens = np.unique(tokens[:, :depth], axis=0, return_inverse=True)
+        _, first_prefix = np.unique(prefixes[:, depth], return_inverse=True)
+        np.testing.assert_array_equal(first_tokens.ravel(), first_prefix.ravel())
+
+
+def test_policy_shapes(tiny, theta):
+    assert tiny.n_sequences == 27 and tiny.n_prefixes == 13
+    assert token_log_probs(tiny, theta).shape == (2, 27, 3)
+    assert sequence_log_policy(tiny, theta).shape == (2, 27)
+    assert reward_gradient(tiny, theta).shape == theta.shape
+
+
+def test_sequence_log_probabilities_are_normalized_and_sum_token_terms(tiny, theta):
+    log_probs = sequence_log_policy(tiny, theta)
+    np.testing.assert_allclose(logsumexp(log_probs, axis=1), 0.0, atol=1e-12)
+    np.testing.assert_allclose(log_probs, token_log_probs(tiny, theta).sum(axis=-1))
+    # each token factor is a conditional: summing the last token's probabilities out gives the prefix
+    np.testing.assert_allclose(
+        logsumexp(log_probs.reshape(2, 9, 3), axis=2), token_log_probs(tiny, theta)[:, ::3, :2].sum(axis=-1), atol=1e-12
+    )
+
+
+def test_log_space_survives_coverage_far_below_double_precision():
+    instance = sequence_collapse_instance(0.2, vocab_size=2, length=3)
+    theta = instance.base_theta.copy()
+    theta[0, 0, 0] -= 800.0  # the optimal sequence starts with token 0: coverage about e^-800
+    coverage = log_coverage(instance, sequence_log_policy(instance, theta))
+    assert np.isfinite(coverage).all() and coverage[0] < -700
+
+
+# ---------------------------------------------------------------------------------------
+# The collapse instance
+
+
+@pytest.mark.parametrize("shared_prefix", [0, 1, 2])
+def test_collapse_instance_sets_the_base_probabilities_exactly(shared_prefix):
+    instance = sequence_collapse_instance(0.3, 3, 3, shared_prefix=shared_prefix, n_prompts=3, rng=1)
+    log_base = base_sequence_log_policy(instance)
+    optimal = instance.rewards == 1.0
+    distractor = np.isclose(instance.rewards, 0.7)
+    np.testing.assert_allclose(np.exp(log_base[optimal]), 0.1)
+    np.testing.assert_allclose(np.exp(log_base[distractor]), 0.2)
+    np.testing.assert_allclose(np.exp(log_coverage(instance, log_base)), 0.1)
+    for prompt in range(3):
+        pair = instance.tokens[[np.flatnonzero(optimal[prompt])[0], np.flatnonzero(distractor[prompt])[0]]]
+        agree = pair[0] == pair[1]
+        assert agree[:shared_prefix].all() and not agree[shared_prefix]
+
+
+def test_autoregressive_logits_reproduce_any_full_support_distribution():
+    log_q = np.log(np.random.default_rng(4).dirichlet(np.ones(16), size=2))
+    theta = autoregressive_logits(2, 4, log_q)
+    instance = SequenceInstance(2, 4, np.array([0.5, 0.5]), np.zeros((2, 16)), theta)
+    np.testing.assert_allclose(base_sequence_log_policy(instance), log_q, atol=1e-12)
+
+
+def test_deterministic_and_seeded_instances_are_reproducible():
+    first = sequence_collapse_instance(0.2, rng=9, n_prompts=2)
+    second = sequence_collapse_instance(0.2, rng=9, n_prompts=2)
+    np.testing.assert_array_equal(first.rewards, second.rewards)
+    np.testing.assert_array_equal(first.base_theta, second.base_theta)
+    assert sequence_collapse_instance(0.2).rewards[0, 0] == 1.0  # the default optimal sequence is (0, ..., 0)
+
+
+# ---------------------------------------------------------------------------------------
+# Exact gradients
+
+
+def test_reward_gradient_matches_finite_differences(tiny, theta):
+    numeric = finite_difference(
+        flat(lambda t: expected_reward(tiny, sequence_log_policy(tiny, t)), theta.shape), theta.ravel()
+    )
+    np.testing.assert_allclose(reward_gradient(tiny, theta).ravel(), numeric, atol=1e-8)
+
+
+def test_regularized_gradient_matches_finite_differences(tiny, theta):
+    log_reference = base_sequence_log_policy(tiny)
+    numeric = finite_difference(
+        flat(lambda t: regularized_objective(tiny, t, log_reference, 0.3), theta.shape), theta.ravel()
+    )
+    np.testing.assert_allclose(regularized_gradient(tiny, theta, log_reference, 0.3).ravel(), numeric, atol=1e-8)
+
+
+def test_reward_gradient_vanishes_for_a_constant_reward(tiny, theta):
+    constant = SequenceInstance(3, 3, tiny.prompt_probs, np.full((2, 27), 0.4), tiny.base_theta)
+    np.testing.assert_allclose(reward_gradient(constant, theta), 0.0, atol=1e-15)
+    # and the KL term vanishes at its own reference
+    log_probs = sequence_log_policy(constant, theta)
+    np.testing.assert_allclose(regularized_gradient(constant, theta, log_probs, 2.0), 0.0, atol=1e-15)
+
+
+def test_sequence_coefficients_equal_the_same_coefficient_on_every_token(tiny, theta):
+    coefficients = np.random.default_rng(0).normal(size=(2, 27))
+    per_token = np.repeat(coefficients[:, :, None], 3, axis=2)
+    np.testing.assert_allclose(token_score_sum(tiny, theta, coefficients), token_score_sum(tiny, theta, per_token))
+
+
+def test_apmd_step_reaches_the_mirror_descent_target(tiny):
+    """The target pi_0 exp(r / beta) / Z is in the class; enough exact steps reach it (SPEC section 4)."""
+    beta = 0.5
+    log_base = base_sequence_log_policy(tiny)
+    target = log_base + tiny.rewards / beta
+    target -= logsumexp(target, axis=1, keepdims=True)
+    run = exact_sequence_apmd(tiny, beta, eta=20.0, inner_steps=400, n_iterations=1)
+    reward_at_target = expected_reward(tiny, target)
+    assert run.reward[-1] == pytest.approx(reward_at_target, abs=1e-6)
+
+
+# ---------------------------------------------------------------------------------------
+# Sampled estimators
+
+
+@pytest.mark.parametrize("ratio", ["sequence", "token"])
+@pytest.mark.parametrize("clip_eps", [None, 0.2])
+def test_surrogate_gradient_matches_finite_differences(tiny, theta, ratio, clip_eps):
+    batch = draw_sequence_batch(tiny, tiny.base_theta, 5, 3, np.random.default_rng(0))
+    numeric = finite_difference(
+        flat(lambda t: ppo_surrogate(tiny, t, batch, 0.5, ratio, clip_eps), theta.shape), theta.ravel()
+    )
+    analytic = surrogate_parts(tiny, theta, batch, 0.5, ratio, clip_eps).gradient
+    np.testing.assert_allclose(analytic.ravel(), numeric, atol=1e-7)
+
+
+def test_surrogate_at_the_reference_is_the_reinforce_estimate(tiny):
+    """At theta = theta_t every ratio is 1, so both flavours give mean_i A_i grad log pi(y_i|x_i)."""
+    batch = draw_sequence_batch(tiny, tiny.base_theta, 6, 4, np.random.default_rng(3))
+    expected = token_score_sum(
+        tiny, tiny.base_theta, _table(tiny, batch.prompts, batch.sequences, batch.advantages / batch.size)
+    )
+    for ratio in ("sequence", "token"):
+        parts = surrogate_parts(tiny, tiny.base_theta, batch, 0.5, ratio, 0.2)
+        np.testing.assert_allclose(parts.gradient, expected, atol=1e-14)
+        assert parts.clip_fraction == 0.0
+        np.testing.assert_allclose(parts.log_token_ratio, 0.0)
+
+
+def _table(instance, prompts, sequences, values):
+    table = np.zeros((instance.n_prompts, instance.n_sequences))
+    np.add.at(table, (prompts.ravel(), sequences.ravel()), values.ravel())
+    return table
+
+
+def test_sampled_reinforce_gradient_is_unbiased_on_average(tiny):
+    rng = np.random.default_rng(0)
+    log_probs = base_sequence_log_policy(tiny)
+    estimates = [
+        sampled_reinforce_gradient(tiny, tiny.base_theta, *sample_sequences(tiny, log_probs, rng, 32))
+        for _ in range(400)
+    ]
+    exact = reward_gradient(tiny, tiny.base_theta)
+    standard_error = np.std(estimates, axis=0) / np.sqrt(len(estimates))
+    assert np.all(np.abs(np.mean(estimates, axis=0) - exact) <= 5 * standard_error + 1e-12)
+
+
+def test_sampled_sequences_follow_the_policy(tiny, theta):
+    log_probs = sequence_log_policy(tiny, theta)
+    prompts, sequences = sample_sequences(tiny, log_probs, np.random.default_rng(1), 20000)
+    counts = np.zeros_like(log_probs)
+    np.add.at(counts, (prompts.ravel(), sequences.ravel()), 1.0)
+    expected = np.bincount(prompts.ravel(), minlength=2)[:, None] * np.exp(log_probs)
+    assert np.all(np.abs(counts - expected) <= 5 * np.sqrt(expected) + 1)
+
+
+# ---------------------------------------------------------------------------------------
+# Algorithms: costs, outcomes, reproducibility
+
+
+def test_cost_accounting_matches_the_shared_trajectory_conventions(tiny):
+    reinforce = exact_sequence_reinforce(tiny, eta=1.0, n_steps=20, record_every=5)
+    assert list(reinforce.gradient_steps) == [0, 5, 10, 15, 20] and reinforce.total_responses == 0
+    apmd = exact_sequence_apmd(tiny, beta=0.5, eta=1.0, inner_steps=3, n_iterations=4)
+    assert apmd.total_gradient_steps == 12 and apmd.reference_resets[-1] == 4 and apmd.n_records == 5
+    sampled = sampled_sequence_reinforce(tiny, eta=1.0, n_steps=7, batch_size=4, rng=0)
+    assert sampled.total_responses == 28 and sampled.total_gradient_steps == 7
+    ppo = sampled_sequence_ppo(tiny, 0.5, 1.0, inner_steps=3, n_iterations=4, batch_size=5, rng=0, group_size=2)
+    assert ppo.trajectory.total_responses == 40 and ppo.trajectory.total_gradient_steps == 12
+    assert ppo.trajectory.reference_resets[-1] == 4 and ppo.ratios.max_abs_log_token_ratio.shape == (4,)
+
+
+def test_collapse_without_resets_and_coverage_kept_with_resets():
+    """The known outcome on V = 4, L = 4, gap 0.1, separated at the first token."""
+    instance = sequence_collapse_instance(0.1, 4, 4, shared_prefix=0)
+    reinforce = exact_sequence_reinforce(instance, eta=4.0, n_steps=3000, record_every=10)
+    assert reinforce.min_log10_coverage < -3.0
+    assert reinforce.steps_to_eps(0.05) is None
+    assert reinforce.reward[-1] > 0.85  # reward rises while coverage collapses
+    apmd = exact_sequence_apmd(instance, beta=0.5, eta=4.0, inner_steps=8, n_iterations=20, record_each_step=True)
+    assert apmd.min_log10_coverage >= LOG10_BASE_COVERAGE - 1e-9
+    assert apmd.steps_to_eps(0.05) is not None and apmd.steps_to_eps(0.05) <= 160
+
+
+def test_a_shared_prefix_up_to_the_last_token_prevents_the_collapse():
+    instance = sequence_collapse_instance(0.1, 4, 4, shared_prefix=3)
+    reinforce = exact_sequence_reinforce(instance, eta=4.0, n_steps=200)
+    assert reinforce.min_log10_coverage >= LOG10_BASE_COVERAGE - 1e-9
+    assert reinforce.steps_to_eps(0.05) is not None
+
+
+@pytest.mark.parametrize("ratio, clip_eps", [("sequence", None), ("token", 0.2)])
+def test_sampled_runs_are_reproducible_from_a_seed(tiny, ratio, clip_eps):
+    def run(seed):
+        return sampled_sequence_ppo(tiny, 0.5, 2.0, 3, 5, 4, seed, ratio=ratio, clip_eps=clip_eps)
+
+    first, second, other = run(11), run(np.random.default_rng(11)), run(12)
+    np.testing.assert_array_equal(first.trajectory.reward, second.trajectory.reward)
+    np.testing.assert_array_equal(first.ratios.max_abs_log_sequence_ratio, second.ratios.max_abs_log_sequence_ratio)
+    assert not np.array_equal(first.trajectory.reward, other.trajectory.reward)
+    reinforce = [sampled_sequence_reinforce(tiny, 1.0, 5, 4, seed).reward for seed in (3, 3)]
+    np.testing.assert_array_equal(*reinforce)
+
+
+def test_sequence_experiment_runs_small_and_summarizes():
+    experiment = sequence_experiment(
+        gap=0.2, vocab_size=3, length=3, reinforce_steps=50, apmd_iterations=3, ratio_lengths=(2, 3)
+    )
+    assert experiment.max_abs_log_sequence_ratio.shape == (3, 2, 3)
+    assert experiment.ratio_steps_to_eps.shape == (3, 2)
+    assert len(experiment.sampled) == 4 and len(experiment.reinforce) == 2
+    assert list(experiment.shared_prefixes) == [0, 2]
+    text = experiment.summary()
+    assert "token ratio, clip 0.2" in text and "exact APMD" in text
+
+
+# ---------------------------------------------------------------------------------------
+# Bad input
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda i, t: exact_sequence_reinforce(i, eta=0.0, n_steps=1), "eta"),
+        (lambda i, t: exact_sequence_reinforce(i, eta=1.0, n_steps=1, beta=-1.0), "beta"),
+        (lambda i, t: exact_sequence_apmd(i, beta=0.0, eta=1.0, inner_steps=1, n_iterations=1), "beta"),
+        (lambda i, t: regularized_gradient(i, t, base_sequence_log_policy(i), float("nan")), "beta"),
+        (lambda i, t: reward_gradient(i, np.where(t == t.max(), np.nan, t)), "theta"),
+        (lambda i, t: reward_gradient(i, t[:, :-1]), "theta"),
+        (lambda i, t: expected_kl(i, base_sequence_log_policy(i)[:, :-1], base_sequence_log_policy(i)), "log_p"),
+        (lambda i, t: sampled_sequence_ppo(i, 0.5, 1.0, 1, 1, 2, 0, ratio="prefix"), "ratio"),
+        (lambda i, t: sampled_sequence_ppo(i, 0.5, 1.0, 1, 1, 2, 0, clip_eps=1.5), "clip_eps"),
+        (lambda i, t: sampled_sequence_ppo(i, 0.5, 1.0, 1, 1, 2, 0, group_size=1), "group_size"),
+        (lambda i, t: sampled_sequence_reinforce(i, 1.0, 1, 4, rng="seed"), "rng"),
+        (lambda i, t: sampled_sequence_reinforce(i, 1.0, 1, 1, rng=0), "batch_size"),
+        (lambda i, t: token_score_sum(i, t, np.ones((2, 5))), "coefficients"),
+    ],
+)
+def test_bad_input_raises_naming_the_argument(tiny, theta, call, name):
+    with pytest.raises(ValueError, match=name):
+        call(tiny, theta)
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"gap": 0.0}, "gap"),
+        ({"gap": 0.2, "shared_prefix": 4}, "shared_prefix"),
+        ({"gap": 0.2, "vocab_size": 1}, "vocab_size"),
+        ({"gap": 0.2, "optimal_prob": 0.5, "distractor_prob": 0.6}, "optimal_prob"),
+        ({"gap": 0.2, "n_prompts": 0}, "n_prompts"),
+    ],
+)
+def test_bad_instance_arguments_raise(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        sequence_collapse_instance(**kwargs)
+
+
+def test_instance_rejects_mismatched_shapes():
+    with pytest.raises(ValueError, match="base_theta"):
+        SequenceInstance(2, 2, np.array([1.0]), np.zeros((1, 4)), np.zeros((1, 2, 2)))
+    with pytest.raises(ValueError, match="rewards"):
+        SequenceInstance(2, 2, np.array([1.0]), np.zeros((1, 5)), np.zeros((1, 3, 2)))

@@ -1,0 +1,128 @@
+"""Chapter 5's measurements: baselines, curvature, Table 1 and the batch-size study."""
+
+from __future__ import annotations
+
+import joblib
+import numpy as np
+import pytest
+
+from covpo.coverage_instances import dialled_coverage_instance
+from covpo.instances import BanditInstance
+from covpo.ppo_experiments import MethodSettings, stacked_collapse_instance
+from covpo.squared_loss_experiments import (
+    MAX_COVERAGE_LOSS,
+    baseline_bias_sweep,
+    batch_size_study,
+    curvature_scan,
+    loss_slice,
+    squared_loss_methods,
+    table_1,
+    two_response_instance,
+)
+
+
+def small_random() -> BanditInstance:
+    return dialled_coverage_instance(np.random.default_rng(0), 6, 3, 2, 5.0)
+
+
+def test_two_response_instance_checks_its_probability():
+    for bad in (0.0, 1.0, -0.1, 1.5):
+        with pytest.raises(ValueError, match="optimal_prob"):
+            two_response_instance(bad)
+    instance = two_response_instance(0.2)
+    np.testing.assert_allclose(np.exp(instance.base_theta), [0.2, 0.8])
+
+
+def test_mean_baseline_is_convex_where_the_normalizer_is_not():
+    instance = two_response_instance(0.05)
+    scan = curvature_scan(instance, instance.base_theta, 0.1, 16, radius=3.0, n_points=40, rng=np.random.default_rng(1))
+    assert np.all(scan.min_eigenvalue[0] > -1e-14)
+    assert np.all(scan.min_eigenvalue[3] > -1e-14)
+    assert scan.at_reference[1] < 0.0 and scan.at_reference[2] < 0.0
+
+
+def test_exact_and_pairwise_losses_vanish_only_at_the_target():
+    instance = small_random()
+    line = loss_slice(instance, instance.base_theta, 0.5, 4, np.array([0.0, 0.5, 1.0, 1.5]))
+    at_target = line.losses[:, 2]
+    assert at_target[2] < 1e-25 and at_target[3] < 1e-25
+    assert np.all(line.losses[2:, [0, 1, 3]] > 1e-6)
+    assert at_target[0] > 1e-6
+
+
+def test_loss_slice_needs_a_linear_reward():
+    instance = small_random()
+    nonlinear = BanditInstance(instance.prompt_probs, instance.features, instance.rewards, instance.base_theta)
+    with pytest.raises(ValueError, match="reward_theta"):
+        loss_slice(nonlinear, nonlinear.base_theta, 0.5, 4, [0.0, 1.0])
+
+
+def test_bias_sweep_agrees_at_one_extra_response_and_shrinks():
+    instance = small_random()
+    sweep = baseline_bias_sweep(instance, instance.base_theta, betas=(0.5, 1.0, 2.0), group_sizes=(1, 4, 16), group_beta=0.5)
+    np.testing.assert_allclose(sweep.normalizer_bias[0], sweep.mean_bias[0], rtol=1e-12)
+    for values in (sweep.mean_bias, sweep.normalizer_bias, sweep.mean_step_error, sweep.normalizer_step_error):
+        assert np.all(np.diff(values) < 0)
+    assert sweep.slope("mean_bias") < -0.9
+
+
+def test_bias_sweep_rejects_bad_grids():
+    instance = small_random()
+    with pytest.raises(ValueError, match="betas"):
+        baseline_bias_sweep(instance, instance.base_theta, betas=(0.0, 1.0), group_sizes=(1,), group_beta=0.5)
+    with pytest.raises(ValueError, match="group_sizes"):
+        baseline_bias_sweep(instance, instance.base_theta, betas=(1.0,), group_sizes=(1.5,), group_beta=0.5)
+    with pytest.raises(ValueError, match="group_beta"):
+        baseline_bias_sweep(instance, instance.base_theta, betas=(1.0,), group_sizes=(1,), group_beta=-1.0)
+
+
+def test_table_1_keeps_the_cheapest_admissible_run():
+    instance = small_random()
+    table = table_1(instance, (0.1, 0.05), betas=(0.25, 1.0), group_sizes=(2, 4), batch_size=16, inner_steps=5,
+                    eta_scale=1.0, n_iterations=30, seed=0)
+    assert table.eps.tolist() == [0.1, 0.05]
+    assert len(table.runs) == 2 + 4
+    for row, method in enumerate(table.methods):
+        for j in range(table.eps.size):
+            candidates = [
+                table.run_steps[i, j] for i, run in enumerate(table.runs)
+                if run[0] == method and table.run_steps[i, j] >= 0 and table.run_coverage_loss[i] <= MAX_COVERAGE_LOSS
+            ]
+            assert table.reached[row, j] == bool(candidates)
+            if candidates:
+                assert table.gradient_steps[row, j] == min(candidates)
+                assert table.gradient_steps[row, j] == table.outer_iterations[row, j] * table.inner_steps
+
+
+def test_table_1_rejects_bad_targets():
+    instance = small_random()
+    with pytest.raises(ValueError, match="eps"):
+        table_1(instance, (0.0,), betas=(1.0,), group_sizes=(2,), batch_size=8, inner_steps=2, eta_scale=1.0,
+                n_iterations=2, seed=0)
+
+
+def test_batch_size_study_is_reproducible_under_threads():
+    instance = stacked_collapse_instance(2, 0.2, 10.0, n_zero=10)
+    methods = (MethodSettings("KimiPO", "kimipo", 0.5, 16, 5, 4, (4.0,), extra_responses=1),)
+    serial = batch_size_study(instance, methods, (16, 32), eps=0.05, seeds=(0, 1))
+    with joblib.parallel_config(backend="threading", n_jobs=2):
+        threaded = batch_size_study(instance, methods, (16, 32), eps=0.05, seeds=(0, 1))
+    assert serial.coverage_loss.shape == (1, 2, 2)
+    np.testing.assert_array_equal(serial.coverage_loss, threaded.coverage_loss)
+    np.testing.assert_array_equal(serial.reached, threaded.reached)
+    with pytest.raises(ValueError, match="methods"):
+        batch_size_study(instance, (), (16,), eps=0.05, seeds=(0,))
+
+
+def test_squared_loss_settings_count_every_response():
+    random_methods = squared_loss_methods("random")
+    kimi, norm, rebel = random_methods[:3]
+    assert kimi.responses_per_iteration == 2 * kimi.batch_size
+    assert norm.responses_per_iteration == 9 * norm.batch_size
+    assert rebel.responses_per_iteration == 2 * rebel.batch_size
+    with pytest.raises(ValueError, match="family"):
+        squared_loss_methods("tabular")
+    with pytest.raises(ValueError, match="extra_responses"):
+        MethodSettings("KimiPO", "kimipo", 0.5, 16, 5, 4, (4.0,))
+    with pytest.raises(ValueError, match="extra_responses"):
+        MethodSettings("Rebel", "rebel_onpolicy", 0.5, 16, 5, 4, (4.0,), extra_responses=2)
