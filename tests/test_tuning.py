@@ -18,11 +18,9 @@ from covpo.tuning import (
     TuningMap,
     book_tuning_instance,
     clip_width_map,
-    in_memory,
     inner_steps_map,
     mirror_descent_time_to_eps,
     tuning_prescriptions,
-    tuning_run,
 )
 
 SMALL = {"batch_size": 64, "n_iterations": 4, "n_seeds": 2, "progress": False}
@@ -110,19 +108,6 @@ def test_results_do_not_depend_on_the_backend():
         threaded = inner_steps_map(small_collapse(), **kwargs)
     for name in ("responses_to_eps", "final_suboptimality", "coverage_loss", "diverged"):
         np.testing.assert_array_equal(getattr(serial, name), getattr(threaded, name))
-
-
-def test_in_memory_copies_a_memory_mapped_instance(tmp_path):
-    instance = small_collapse()
-    path = tmp_path / "features.npy"
-    np.save(path, instance.features)
-    mapped = object.__new__(type(instance))
-    mapped.__dict__.update(instance.__dict__)
-    object.__setattr__(mapped, "features", np.load(path, mmap_mode="r"))
-    copied = in_memory(mapped)
-    assert type(copied.features) is np.ndarray and in_memory(instance) is instance
-    arguments = ("ppo_noclip", 1.0, 3, None, 32, 3, 4.0, 0.04, (0, 0))
-    assert tuning_run(mapped, *arguments) == tuning_run(instance, *arguments)
 
 
 @pytest.mark.parametrize(

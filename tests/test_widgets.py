@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 
 from covpo.plots.collapse import collapse_widget
+from covpo.plots.head_to_head import small_head_to_head_widget
 from covpo.plots.mirror_descent import apmd_widget
 from covpo.plots.ppo import ppo_widget
 from covpo.plots.setting import best_of_n_widget
 from covpo.plots.squared_loss import squared_loss_widget
 from covpo.widgets import Slider, explorable
 
-WIDGET_FACTORIES = [best_of_n_widget, collapse_widget, apmd_widget, ppo_widget, squared_loss_widget]
+WIDGET_FACTORIES = [best_of_n_widget, collapse_widget, apmd_widget, ppo_widget, squared_loss_widget, small_head_to_head_widget]
 
 
 @pytest.mark.parametrize("factory", WIDGET_FACTORIES)

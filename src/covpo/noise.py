@@ -37,7 +37,6 @@ from covpo.policies import base_log_policy, log_coverage
 from covpo.ppo_experiments import LOG10_E, MethodSettings, collapse_family, run_method
 from covpo.reinforce import exact_reinforce
 from covpo.trajectory import Trajectory
-from covpo.tuning import in_memory
 from covpo.validation import check_count, check_finite_array, check_positive
 
 BOOK_COVERAGES = (40.0,)
@@ -108,7 +107,6 @@ def sampled_noise_run(
     :func:`~covpo.ppo_experiments.run_method` with ``np.random.default_rng(list(seed))``; a
     run whose parameters become non-finite is reported as ``(nan, -1, nan, True)``.
     """
-    instance = in_memory(instance)
     try:
         trajectory = run_method(settings, instance, settings.etas[0], np.random.default_rng(list(seed)))
     except FloatingPointError:
@@ -124,7 +122,7 @@ def sampled_noise_run(
 
 def exact_noise_run(settings: MethodSettings, instance: BanditInstance, eps: float) -> tuple[float, int, float]:
     """The exact counterpart's ``(depth, gradient steps to eps or -1, final J* - J)``; all ``nan``/``-1`` if none."""
-    trajectory = exact_counterpart(settings, in_memory(instance))
+    trajectory = exact_counterpart(settings, instance)
     if trajectory is None:
         return np.nan, -1, np.nan
     hit = trajectory.steps_to_eps(eps)

@@ -25,7 +25,6 @@ instance, grids, budgets and constants are ours; the paper's are not reproduced.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -337,18 +336,6 @@ class TuningMap:
         )
 
 
-def in_memory(instance: BanditInstance) -> BanditInstance:
-    """``instance`` with its features as an ordinary in-memory array.
-
-    joblib hands arrays over one megabyte to worker processes as read-only memory maps, on
-    which the feature contractions of every gradient run several times slower; each task
-    copies them back into memory once (about a millisecond for the collapse family).
-    """
-    if type(instance.features) is np.ndarray:
-        return instance
-    return dataclasses.replace(instance, features=np.array(instance.features))
-
-
 def _nan_reduce(reduce, values: np.ndarray) -> np.ndarray:
     result = np.full(values.shape[:2], np.nan)
     finite = ~np.all(np.isnan(values), axis=2)
@@ -388,7 +375,6 @@ def tuning_run(
     interval when ``width`` is ``None``. Draws from ``np.random.default_rng(list(seed))``. A
     run whose parameters become non-finite is reported as diverged (``-1, nan, nan, True``).
     """
-    instance = in_memory(instance)
     common = {
         "batch_size": batch_size,
         "inner_steps": inner_steps,

@@ -1,0 +1,264 @@
+"""The head-to-head: known outcomes on a tiny collapse instance, reproducibility, the baselines' exact laws."""
+
+import itertools
+import math
+
+import joblib
+import numpy as np
+import pytest
+
+from covpo.best_of_n import log_best_of_n_success
+from covpo.head_to_head import (
+    ALGORITHMS,
+    FAMILY_BETA_FIXED_KL,
+    FAMILY_EPS,
+    FAMILY_RESPONSE_BUDGET,
+    Entry,
+    best_of_n_log_policy,
+    best_of_n_size,
+    default_entries,
+    default_suite,
+    filter_best,
+    filtered_sft_gradient,
+    filtered_sft_log_likelihood,
+    fixed_reference_gap,
+    head_to_head,
+    run_entry,
+    with_response_budget,
+)
+from covpo.instances import tabular_instance
+from covpo.mirror_descent import mirror_descent_policy
+from covpo.plots.head_to_head import head_to_head_figure
+from covpo.policies import base_log_policy, expected_reward, log_coverage
+from covpo.ppo_experiments import (
+    MethodSettings,
+    random_family_methods,
+    stacked_collapse_instance,
+)
+from tests.helpers import finite_difference, small_instance
+
+EPS = 0.04
+COVERAGE = 100.0
+
+
+@pytest.fixture(scope="module")
+def collapse_one() -> object:
+    """One prompt of the collapse bandit: optimal 1/100, distractor 2/100 (reward 0.8), 20 zero-reward responses."""
+    return stacked_collapse_instance(1, 0.2, COVERAGE, n_zero=20)
+
+
+def tiny_entries() -> tuple[Entry, ...]:
+    """One entry of every algorithm, with budgets small enough for a unit test."""
+    return (
+        Entry("APMD, exact targets", "apmd_exact", 1.0, n_iterations=40),
+        Entry("REINFORCE, exact gradient", "reinforce_exact", n_iterations=300, etas=(4.0,), record_every=10),
+        Entry("Best-of-N", "best_of_n"),
+        Entry("PPO-NoClip", "ppo_noclip", 1.0, 64, 5, 3, (8.0,)),
+        Entry("PPO-Lite", "ppo_lite", 1.0, 64, 5, 3, (8.0,)),
+        Entry("GRPO, resets", "grpo_reset", 0.5, 8, 5, 3, (8.0,), group_size=4),
+        Entry("GRPO, fixed", "grpo_fixed", 0.0, 8, 1, 3, (8.0,), group_size=4),
+        Entry("REINFORCE", "reinforce", 0.0, 16, 1, 30, (8.0, 64.0)),
+        Entry("REINFORCE, KL", "reinforce_kl", 0.05, 16, 1, 20, (8.0,)),
+        Entry("KimiPO", "kimipo", 1.0, 32, 5, 3, (2.0,)),
+        Entry("KimiPO-Norm", "kimipo_norm", 1.0, 16, 5, 3, (2.0,), group_size=3),
+        Entry("Rebel-OnPolicy", "rebel_onpolicy", 1.0, 32, 5, 3, (2.0,)),
+        Entry("NPG", "npg", 2.0, 16, 1, 4, group_size=4),
+        Entry("SFT", "sft_filtered", 0.0, 4, 5, 5, (4.0,), group_size=8),
+    )
+
+
+@pytest.fixture(scope="module")
+def tiny_result(collapse_one):
+    return head_to_head([collapse_one], [COVERAGE], tiny_entries(), eps=EPS, seeds=(0, 1), progress=False)
+
+
+def test_registry_covers_every_algorithm():
+    assert {entry.algorithm for entry in tiny_entries()} == set(ALGORITHMS)
+    for family in ("collapse", "random"):
+        assert {entry.algorithm for entry in default_entries(family)} == set(ALGORITHMS)
+
+
+def test_exact_apmd_reaches_eps_when_exact_mirror_descent_does(tiny_result, collapse_one):
+    row = tiny_result.entry_index("APMD, exact targets")
+    assert tiny_result.reached[row].all()
+    assert np.all(tiny_result.responses_to_eps[row] == 0)
+    assert np.all(tiny_result.coverage_loss[row] == 0.0)
+    gaps = [collapse_one.optimal_value - expected_reward(collapse_one, mirror_descent_policy(collapse_one, 1.0, t)) for t in range(41)]
+    first = next(t for t, gap in enumerate(gaps) if gap <= EPS)
+    assert np.all(tiny_result.steps_to_eps[row] == first)
+
+
+def test_exact_reinforce_collapses_and_fails(tiny_result):
+    row = tiny_result.entry_index("REINFORCE, exact gradient")
+    assert not tiny_result.reached[row].any()
+    assert np.all(tiny_result.coverage_loss[row] > 1.0)
+    assert np.all(tiny_result.steps_to_eps[row] == 300)
+    assert not tiny_result.diverged.any()
+
+
+def test_best_of_n_cost_is_the_coverage_formula(tiny_result):
+    row = tiny_result.entry_index("Best-of-N")
+    expected = math.ceil(math.log(1.0 / EPS) / -math.log1p(-1.0 / COVERAGE))
+    assert np.all(tiny_result.responses_to_eps[row] == expected)
+    assert np.all(tiny_result.steps_to_eps[row] == 0)
+    assert tiny_result.reached[row].all()
+    assert np.all(tiny_result.final_suboptimality[row] <= EPS)
+
+
+def test_results_identical_under_threads_and_serial(collapse_one, tiny_result):
+    with joblib.parallel_config(backend="threading", n_jobs=2):
+        threaded = head_to_head([collapse_one], [COVERAGE], tiny_entries(), eps=EPS, seeds=(0, 1), progress=False)
+    for name in ("reached", "responses_to_eps", "steps_to_eps", "min_log10_coverage", "coverage_loss",
+                 "final_suboptimality", "diverged", "eta"):
+        np.testing.assert_array_equal(getattr(threaded, name), getattr(tiny_result, name))
+
+
+def test_seeds_change_sampled_runs_only(tiny_result):
+    sampled = tiny_result.entry_index("PPO-Lite")
+    exact = tiny_result.entry_index("REINFORCE, exact gradient")
+    assert tiny_result.min_log10_coverage[exact, 0, 0] == tiny_result.min_log10_coverage[exact, 0, 1]
+    assert tiny_result.min_log10_coverage[sampled, 0, 0] != tiny_result.min_log10_coverage[sampled, 0, 1]
+
+
+def test_table_has_a_row_per_algorithm(tiny_result):
+    table = tiny_result.table()
+    for entry in tiny_result.entries:
+        assert sum(line.startswith((entry.name + " ", entry.name + "(")) for line in table.splitlines()) >= 1
+    assert "(test time)" in table and "exact" in table
+    summary = tiny_result.summary()
+    assert "REINFORCE, exact gradient" in summary.split("never reached eps:")[1]
+
+
+def test_figure_draws_every_algorithm(tiny_result):
+    figure = head_to_head_figure(tiny_result, "tiny")
+    labels = {text.get_text() for legend in figure.legends for text in legend.get_texts()}
+    assert labels == {f"{e.name} (test time)" if e.is_test_time else e.name for e in tiny_result.entries}
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"eps": 0.0}, "eps"),
+        ({"eps": float("nan")}, "eps"),
+        ({"entries": ()}, "entries"),
+        ({"coverages": [COVERAGE, 2.0]}, "coverages"),
+        ({"coverages": [0.5]}, "coverages"),
+        ({"seeds": ()}, "seeds"),
+        ({"seeds": (-1,)}, "seeds"),
+        ({"instances": []}, "instances"),
+    ],
+)
+def test_bad_arguments_raise(collapse_one, change, message):
+    arguments = {"instances": [collapse_one], "coverages": [COVERAGE], "entries": tiny_entries()[:1], "eps": EPS, "seeds": (0,)}
+    arguments.update(change)
+    with pytest.raises(ValueError, match=message):
+        head_to_head(arguments.pop("instances"), arguments.pop("coverages"), arguments.pop("entries"), **arguments)
+
+
+def test_duplicate_names_raise(collapse_one):
+    entry = tiny_entries()[0]
+    with pytest.raises(ValueError, match="distinct"):
+        head_to_head([collapse_one], [COVERAGE], [entry, entry], eps=EPS, seeds=(0,))
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"algorithm": "sgd"}, "algorithm"),
+        ({"algorithm": "kimipo", "beta": 0.0, "etas": (1.0,)}, "beta"),
+        ({"algorithm": "reinforce_kl", "beta": 0.0, "etas": (1.0,)}, "beta"),
+        ({"algorithm": "ppo_lite", "beta": 1.0, "etas": ()}, "etas"),
+        ({"algorithm": "sft_filtered", "etas": (-1.0,)}, "etas"),
+        ({"algorithm": "best_of_n", "delta": 1.5}, "delta"),
+        ({"algorithm": "npg", "beta": 1.0, "batch_size": 0}, "batch_size"),
+    ],
+)
+def test_bad_entries_raise(fields, message):
+    with pytest.raises(ValueError, match=message):
+        Entry("bad", **fields)
+
+
+def test_chapter_4_settings_round_trip():
+    for settings in random_family_methods():
+        entry = Entry.from_method(settings)
+        assert entry.method_settings() == settings
+        assert entry.response_budget == settings.response_budget
+    with pytest.raises(ValueError, match="chapter 4"):
+        Entry("KimiPO", "kimipo", 1.0, 8, 1, 1, (1.0,)).method_settings()
+    assert isinstance(Entry("x", "reinforce", etas=(1.0,)).method_settings(), MethodSettings)
+
+
+def test_default_entries_share_the_family_budget():
+    for family, budget in FAMILY_RESPONSE_BUDGET.items():
+        for entry in default_entries(family):
+            if entry.responses_per_iteration:
+                assert budget - entry.responses_per_iteration < entry.response_budget <= budget, entry.name
+
+
+def test_with_response_budget_never_overspends():
+    entry = Entry("KimiPO", "kimipo", 1.0, 10, 1, 1, (1.0,), group_size=2)
+    assert with_response_budget(entry, 100).response_budget == 90
+    with pytest.raises(ValueError, match="response_budget"):
+        with_response_budget(entry, 20)
+
+
+def test_fixed_kl_beta_keeps_the_fixed_optimum_near_optimal():
+    for part in default_suite("book"):
+        assert fixed_reference_gap(part.instances, FAMILY_BETA_FIXED_KL[part.family]) <= FAMILY_EPS[part.family] / 2
+
+
+def test_book_suite_has_the_dialled_coverages():
+    for part in default_suite("book"):
+        for instance, coverage in zip(part.instances, part.coverages, strict=True):
+            inverse = np.exp(-log_coverage(instance, base_log_policy(instance)))
+            assert instance.prompt_probs @ inverse == pytest.approx(coverage, rel=1e-8)
+
+
+def test_sft_gradient_matches_finite_differences():
+    instance = small_instance()
+    kept = np.zeros(instance.rewards.shape)
+    kept[0, 1], kept[1, 3], kept[2, 0] = 2.0, 1.0, 3.0
+    theta = np.random.default_rng(0).standard_normal(instance.dim)
+    numeric = finite_difference(lambda t: filtered_sft_log_likelihood(instance, t, kept), theta)
+    np.testing.assert_allclose(filtered_sft_gradient(instance, theta, kept), numeric, atol=1e-8)
+    np.testing.assert_array_equal(filtered_sft_gradient(instance, theta, np.zeros_like(kept)), 0.0)
+
+
+def test_filter_keeps_only_the_best_seen():
+    kept = np.zeros((2, 3))
+    best = np.full(2, -np.inf)
+    kept, best = filter_best(kept, best, np.array([0, 0, 1]), np.array([1, 2, 0]), np.array([0.5, 0.2, 0.0]))
+    np.testing.assert_array_equal(kept, [[0, 1, 0], [1, 0, 0]])
+    kept, best = filter_best(kept, best, np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([1.0, 0.5, 0.0]))
+    np.testing.assert_array_equal(kept, [[1, 0, 0], [2, 0, 0]])
+    np.testing.assert_array_equal(best, [1.0, 0.0])
+
+
+def test_best_of_n_law_matches_enumeration():
+    """Every ordered triple of draws, the first draw of the highest reward returned."""
+    rewards = np.array([[1.0, 0.5, 0.5, 0.0]])
+    probs = np.array([[0.1, 0.2, 0.3, 0.4]])
+    instance = tabular_instance(rewards, probs)
+    n = 3
+    exact = np.zeros(4)
+    for draws in itertools.product(range(4), repeat=n):
+        weight = np.prod(probs[0, list(draws)])
+        top = max(rewards[0, d] for d in draws)
+        exact[next(d for d in draws if rewards[0, d] == top)] += weight  # ties: the first best draw
+    np.testing.assert_allclose(np.exp(best_of_n_log_policy(instance, np.log(probs), n))[0], exact, atol=1e-12)
+
+
+def test_best_of_n_coverage_is_exact_far_below_underflow():
+    instance = stacked_collapse_instance(1, 0.2, 4.0, n_zero=5)
+    log_probs = base_log_policy(instance).copy()
+    log_probs[0, 0] = -900.0
+    log_probs -= np.logaddexp.reduce(log_probs, axis=1, keepdims=True)
+    coverage = log_coverage(instance, best_of_n_log_policy(instance, log_probs, 50))
+    np.testing.assert_allclose(coverage, log_best_of_n_success(log_probs[0, 0], 50), rtol=1e-12)
+    assert best_of_n_size(instance, 0.1) == math.ceil(math.log(10.0) / -math.log1p(-0.25))
+
+
+def test_run_entry_exact_apmd_costs_iterations(collapse_one):
+    trajectory = run_entry(Entry("APMD", "apmd_exact", 2.0, n_iterations=7), collapse_one, None, np.random.default_rng(0), eps=EPS)
+    np.testing.assert_array_equal(trajectory.gradient_steps, np.arange(8))
+    assert trajectory.total_responses == 0
