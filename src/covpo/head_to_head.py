@@ -81,7 +81,7 @@ CHAPTER_4_ALGORITHMS = ("ppo_noclip", "ppo_lite", "grpo_reset", "grpo_fixed", "r
 """Chapter 4's five algorithms, run through :func:`~covpo.ppo_experiments.run_method`."""
 SQUARED_LOSS_ALGORITHMS = ("kimipo", "kimipo_norm", "rebel_onpolicy")
 EXACT_ALGORITHMS = ("apmd_exact", "reinforce_exact")
-"""Algorithms that use population quantities: no responses, the same result for every seed."""
+"""Algorithms that use population quantities; they sample nothing and give the same result for every seed."""
 ALGORITHMS = (
     *CHAPTER_4_ALGORITHMS,
     "reinforce_kl",
@@ -93,7 +93,7 @@ ALGORITHMS = (
 )
 """Every algorithm key an :class:`Entry` may name."""
 RESET_ALGORITHMS = ("ppo_noclip", "ppo_lite", "grpo_reset", *SQUARED_LOSS_ALGORITHMS, "npg", "apmd_exact")
-"""Instances of APMD: the reference is reset every outer iteration, so ``beta > 0``."""
+"""Instances of APMD; the reference is reset every outer iteration, so ``beta > 0``."""
 WITHOUT_LEARNING_RATE = ("npg", "apmd_exact", "best_of_n")
 """Algorithms whose step is fixed by ``beta`` or that take no step: their grid is ignored."""
 DETERMINISTIC_ALGORITHMS = (*EXACT_ALGORITHMS, "best_of_n")
@@ -201,7 +201,7 @@ class Entry:
 
     @property
     def learning_rates(self) -> tuple[float | None, ...]:
-        """The grid a sweep runs: ``etas``, or ``(None,)`` for an algorithm without a learning rate."""
+        """The grid a sweep runs, ``etas``, or ``(None,)`` for an algorithm without a learning rate."""
         return (None,) if self.algorithm in WITHOUT_LEARNING_RATE else tuple(float(eta) for eta in self.etas)
 
     @property
@@ -234,7 +234,7 @@ class Entry:
 
     @property
     def step_budget(self) -> int:
-        """Gradient steps the whole budget takes (exact APMD: outer iterations; Best-of-N: 0)."""
+        """Gradient steps the whole budget takes (outer iterations for exact APMD, 0 for Best-of-N)."""
         if self.algorithm == "best_of_n":
             return 0
         if self.algorithm in ("apmd_exact", "npg"):
@@ -903,7 +903,7 @@ def default_entries(family: str) -> tuple[Entry, ...]:
 def default_head_to_head(size: str = "book", seeds: Sequence[int] | None = None, progress: bool = True) -> tuple[HeadToHead, ...]:
     """The book's head-to-head in one call: :func:`default_entries` on every part of :func:`default_suite`.
 
-    Seeds default to :data:`BOOK_SEEDS` (``"book"``) or :data:`FULL_SEEDS` (``"full"``).
+    Seeds default to ``BOOK_SEEDS`` (``"book"``) or ``FULL_SEEDS`` (``"full"``).
     """
     suite = default_suite(size)
     seeds = (BOOK_SEEDS if size == "book" else FULL_SEEDS) if seeds is None else tuple(seeds)

@@ -765,7 +765,7 @@ METHODS = (
 POLICIES = ("linear", "network")
 """Softmax-linear over the features, and :class:`TwoLayerNetwork` with skip term."""
 EXACT_METHODS = frozenset(METHODS[:3])
-"""Methods that use no randomness: their linear runs are the same for every seed."""
+"""Methods that use no randomness; their linear runs are the same for every seed."""
 
 
 @dataclass(frozen=True)
@@ -936,8 +936,8 @@ def _or_diverged(run: Callable[[], Run]) -> Run | None:
 class NonlinearExperiment:
     """Linear and network policies under the same methods and settings, on two instance families.
 
-    Arrays are indexed ``[family, method, policy, seed]`` in the order of :attr:`families`,
-    :attr:`methods`, :attr:`policies` and :attr:`seeds`. A run that diverged (a non-finite
+    Arrays are indexed ``[family, method, policy, seed]`` in the order of ``families``,
+    ``methods``, ``policies`` and ``seeds``. A run that diverged (a non-finite
     step) has ``nan`` coverage and suboptimality, ``reached`` false and costs ``-1``.
 
     Attributes

@@ -2,7 +2,7 @@
 
 Every sweep of the book is a list of independent tasks (one run of one method on one instance
 at one setting and seed). :func:`run_tasks` hands them to :class:`joblib.Parallel` without
-fixing a backend, so the caller chooses where they run with :func:`joblib.parallel_config`:
+fixing a backend, so the caller chooses where they run with :func:`joblib.parallel_config`::
 
     with joblib.parallel_config(n_jobs=2):                # local processes
         table = head_to_head(...)

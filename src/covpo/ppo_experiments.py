@@ -793,7 +793,7 @@ class MethodSettings:
 
     @property
     def responses_per_iteration(self) -> int:
-        """Responses one outer iteration (one REINFORCE step) samples: ``N G``, ``N (M + 1)`` or ``2 N`` (Rebel)."""
+        """The responses one outer iteration (one REINFORCE step) samples, ``N G``, ``N (M + 1)`` or ``2 N`` (Rebel)."""
         if self.algorithm == "rebel_onpolicy":
             return 2 * self.batch_size
         return self.batch_size * (self.group_size + self.extra_responses)

@@ -983,7 +983,7 @@ DEFAULT_GROUP_SIZE = 4
 DEFAULT_CLIP_EPS = 0.2
 DEFAULT_RATIO_LENGTHS = (2, 4, 6)
 PPO_FLAVOURS = (("sequence", None), ("token", None), ("token", DEFAULT_CLIP_EPS))
-"""The sampled reset methods compared: (ratio, clip_eps) pairs."""
+"""The sampled reset methods compared, as ``(ratio, clip_eps)`` pairs."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -329,7 +329,7 @@ def loss_slice(
     """Evaluate every population loss of :data:`LOSSES` along the line from ``theta_t`` through the target.
 
     The target's parameters are ``theta_t + theta_star / beta`` for a linear reward
-    (:attr:`~covpo.instances.BanditInstance.reward_theta`); the instance must have one.
+    (the instance's ``reward_theta``); the instance must have one.
     """
     reference_theta = _check_theta(instance, reference_theta)
     beta = check_positive("beta", beta)

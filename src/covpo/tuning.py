@@ -51,7 +51,7 @@ BOOK_WIDTHS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0)
 BOOK_BATCH_SIZE, BOOK_ITERATIONS, BOOK_ETA_BETA, BOOK_EPS = 256, 25, 8.0, 0.04
 BOOK_WIDTH_INNER_STEPS, BOOK_SEEDS = 10, 3
 ACCURACY_PRODUCT = 16.0
-"""Chapter 3's measured rule: exact-gradient APMD kept coverage exactly where ``eta beta K >= 16``."""
+"""Chapter 3's measured rule; exact-gradient APMD kept coverage exactly where ``eta beta K >= 16``."""
 CHAPTER3_COVERAGE = DEFAULT_OPTIMAL_PROB
 """Base coverage of the single-prompt instance on which that rule was measured."""
 FIXED_INTERVAL = (0.8, 1.25)
