@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from joblib import Parallel, delayed
-from tqdm.auto import tqdm
+from tqdm.std import tqdm
 
 PROGRESS_DELAY_SECONDS = 1.0
 
@@ -39,7 +39,9 @@ def run_tasks(function: Callable[..., Any], tasks: Sequence[tuple], description:
     tasks
         One tuple of positional arguments per call.
     description
-        Label of the progress bar (on stderr; shown only if the work takes over a second).
+        Label of the progress bar. It is a plain text bar on stderr, also in notebooks: the
+        built pages drop stderr, so no bar is left on them. It shows only if the work takes
+        over a second.
     progress
         ``False`` hides the bar.
 
