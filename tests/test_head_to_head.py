@@ -30,6 +30,7 @@ from covpo.instances import tabular_instance
 from covpo.mirror_descent import mirror_descent_policy
 from covpo.plots.head_to_head import head_to_head_figure
 from covpo.policies import base_log_policy, expected_reward, log_coverage
+from covpo.squared_loss_experiments import squared_loss_methods
 from covpo.ppo_experiments import (
     MethodSettings,
     random_family_methods,
@@ -178,13 +179,15 @@ def test_bad_entries_raise(fields, message):
         Entry("bad", **fields)
 
 
-def test_chapter_4_settings_round_trip():
-    for settings in random_family_methods():
+def test_method_settings_round_trip():
+    for settings in (*random_family_methods(), *squared_loss_methods("random")):
         entry = Entry.from_method(settings)
         assert entry.method_settings() == settings
         assert entry.response_budget == settings.response_budget
-    with pytest.raises(ValueError, match="chapter 4"):
-        Entry("KimiPO", "kimipo", 1.0, 8, 1, 1, (1.0,)).method_settings()
+    kimi = Entry("KimiPO", "kimipo", 1.0, 8, 1, 1, (1.0,), group_size=3)
+    assert kimi.method_settings().extra_responses == 3 and kimi.responses_per_iteration == 8 * 4
+    with pytest.raises(ValueError, match="one of"):
+        Entry("NPG", "npg", 1.0, 8, 1, 1).method_settings()
     assert isinstance(Entry("x", "reinforce", etas=(1.0,)).method_settings(), MethodSettings)
 
 

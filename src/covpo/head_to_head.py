@@ -67,7 +67,6 @@ from covpo.ppo_experiments import (
     stacked_collapse_instance,
 )
 from covpo.reinforce import exact_reinforce, sampled_reinforce
-from covpo.squared_loss import kimipo, kimipo_norm, rebel_onpolicy
 from covpo.trajectory import Trajectory, TrajectoryRecorder, trajectory_from_arrays
 from covpo.validation import (
     check_count,
@@ -78,8 +77,13 @@ from covpo.validation import (
 )
 
 CHAPTER_4_ALGORITHMS = ("ppo_noclip", "ppo_lite", "grpo_reset", "grpo_fixed", "reinforce")
-"""Chapter 4's five algorithms, run through :func:`~covpo.ppo_experiments.run_method`."""
+"""Chapter 4's five algorithms."""
 SQUARED_LOSS_ALGORITHMS = ("kimipo", "kimipo_norm", "rebel_onpolicy")
+"""Chapter 5's three algorithms."""
+METHOD_ALGORITHMS = (*CHAPTER_4_ALGORITHMS, *SQUARED_LOSS_ALGORITHMS)
+"""The algorithms :class:`~covpo.ppo_experiments.MethodSettings` describes, run through :func:`~covpo.ppo_experiments.run_method`."""
+BASELINE_ALGORITHMS = ("kimipo", "kimipo_norm")
+"""Algorithms whose ``group_size`` counts extra baseline responses (``extra_responses`` of ``MethodSettings``)."""
 EXACT_ALGORITHMS = ("apmd_exact", "reinforce_exact")
 """Algorithms that use population quantities; they sample nothing and give the same result for every seed."""
 ALGORITHMS = (
@@ -183,21 +187,27 @@ class Entry:
             raise ValueError(f"etas must be a non-empty tuple of positive learning rates, got {self.etas!r}")
         if self.delta is not None:
             check_probability("delta", self.delta)
-        if self.algorithm in CHAPTER_4_ALGORITHMS:
+        if self.algorithm in METHOD_ALGORITHMS:
             self.method_settings()
 
     @classmethod
     def from_method(cls, settings: MethodSettings) -> Entry:
-        """The entry that runs chapter 4's :class:`~covpo.ppo_experiments.MethodSettings` unchanged (its five algorithms)."""
-        if settings.algorithm not in CHAPTER_4_ALGORITHMS:
-            raise ValueError(f"settings.algorithm must be one of {CHAPTER_4_ALGORITHMS}, got {settings.algorithm!r}")
-        return cls(**{name: getattr(settings, name) for name in _shared_fields()})
+        """The entry that runs a :class:`~covpo.ppo_experiments.MethodSettings` (chapters 4 and 5) unchanged."""
+        if settings.algorithm not in METHOD_ALGORITHMS:
+            raise ValueError(f"settings.algorithm must be one of {METHOD_ALGORITHMS}, got {settings.algorithm!r}")
+        fields = {name: getattr(settings, name) for name in _shared_fields()}
+        if settings.algorithm in BASELINE_ALGORITHMS:
+            fields["group_size"] = settings.extra_responses
+        return cls(**fields)
 
     def method_settings(self) -> MethodSettings:
-        """This entry as chapter 4's :class:`~covpo.ppo_experiments.MethodSettings` (its five algorithms only)."""
-        if self.algorithm not in CHAPTER_4_ALGORITHMS:
-            raise ValueError(f"algorithm {self.algorithm!r} is not one of chapter 4's {CHAPTER_4_ALGORITHMS}")
-        return MethodSettings(**{name: getattr(self, name) for name in _shared_fields()})
+        """This entry as a :class:`~covpo.ppo_experiments.MethodSettings` (the algorithms of chapters 4 and 5 only)."""
+        if self.algorithm not in METHOD_ALGORITHMS:
+            raise ValueError(f"algorithm {self.algorithm!r} is not one of {METHOD_ALGORITHMS}")
+        fields = {name: getattr(self, name) for name in _shared_fields()}
+        if self.algorithm in BASELINE_ALGORITHMS:
+            fields.update(group_size=1, extra_responses=self.group_size)
+        return MethodSettings(**fields)
 
     @property
     def learning_rates(self) -> tuple[float | None, ...]:
@@ -219,11 +229,9 @@ class Entry:
         """Responses one outer iteration samples (0 for the exact entries and Best-of-N)."""
         if self.algorithm in (*EXACT_ALGORITHMS, "best_of_n"):
             return 0
-        if self.algorithm in ("kimipo", "kimipo_norm"):
-            return self.batch_size * (self.group_size + 1)
-        if self.algorithm == "rebel_onpolicy":
-            return 2 * self.batch_size
-        if self.algorithm in ("reinforce", "reinforce_kl"):
+        if self.algorithm in METHOD_ALGORITHMS:
+            return self.method_settings().responses_per_iteration
+        if self.algorithm == "reinforce_kl":
             return self.batch_size
         return self.batch_size * self.group_size
 
@@ -427,20 +435,13 @@ def run_entry(
     for the importance weights raises ``FloatingPointError``; a run whose iterates leave the
     floating-point range raises ``ValueError`` (from the trajectory's checks).
     """
-    common = {"batch_size": entry.batch_size, "inner_steps": entry.inner_steps, "eta": eta, "rng": rng}
     algorithm = entry.algorithm
-    if algorithm in CHAPTER_4_ALGORITHMS:
+    if algorithm in METHOD_ALGORITHMS:
         return run_method(entry.method_settings(), instance, eta, rng)
     if algorithm == "reinforce_kl":
         return sampled_reinforce(
             instance, eta, entry.n_iterations, entry.batch_size, rng, beta=entry.beta, record_every=entry.record_every
         )
-    if algorithm == "kimipo":
-        return kimipo(instance, entry.beta, entry.n_iterations, extra_responses=entry.group_size, **common).trajectory
-    if algorithm == "kimipo_norm":
-        return kimipo_norm(instance, entry.beta, entry.n_iterations, group_size=entry.group_size, **common).trajectory
-    if algorithm == "rebel_onpolicy":
-        return rebel_onpolicy(instance, entry.beta, entry.n_iterations, **common).trajectory
     if algorithm == "npg":
         return npg(
             instance, entry.beta, entry.n_iterations, batch_size=entry.batch_size, group_size=entry.group_size, rng=rng
@@ -451,7 +452,15 @@ def run_entry(
         return exact_reinforce(instance, eta, entry.n_iterations, record_every=entry.record_every)
     if algorithm == "best_of_n":
         return best_of_n_trajectory(instance, eps if entry.delta is None else entry.delta)
-    return filtered_sft(instance, entry.n_iterations, group_size=entry.group_size, **common)
+    return filtered_sft(
+        instance,
+        entry.n_iterations,
+        batch_size=entry.batch_size,
+        group_size=entry.group_size,
+        inner_steps=entry.inner_steps,
+        eta=eta,
+        rng=rng,
+    )
 
 
 @dataclass(frozen=True)
