@@ -39,6 +39,8 @@ def test_mean_baseline_is_convex_where_the_normalizer_is_not():
     assert np.all(scan.min_eigenvalue[0] > -1e-14)
     assert np.all(scan.min_eigenvalue[3] > -1e-14)
     assert scan.at_reference[1] < 0.0 and scan.at_reference[2] < 0.0
+    shares = scan.negative_share()
+    assert shares[0] == 0.0 and shares[3] == 0.0 and shares[1] > 0.0
 
 
 def test_exact_and_pairwise_losses_vanish_only_at_the_target():
