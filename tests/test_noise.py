@@ -23,7 +23,8 @@ from covpo.noise import (
 from covpo.objectives import reward_gradient
 from covpo.policies import base_log_policy, log_coverage
 from covpo.ppo import draw_batch
-from covpo.ppo_experiments import LOG10_E, MethodSettings, collapse_family
+from covpo.ppo_experiments import MethodSettings, collapse_family
+from covpo.trajectory import LOG10_E
 from covpo.reinforce import exact_reinforce
 
 from .helpers import small_instance

@@ -57,7 +57,6 @@ from covpo.ppo_experiments import (
     COLLAPSE_COVERAGES,
     COLLAPSE_GAP,
     COLLAPSE_N_ZERO,
-    LOG10_E,
     RANDOM_COVERAGES,
     RANDOM_SHAPE,
     MethodSettings,
@@ -491,7 +490,7 @@ def outcome_of(trajectory: Trajectory, log_base_coverage: np.ndarray, eps: float
         responses_to_eps=int(trajectory.responses_sampled[index]),
         steps_to_eps=int(trajectory.gradient_steps[index]),
         min_log10_coverage=trajectory.min_log10_coverage,
-        coverage_loss=max(0.0, float(np.max(log_base_coverage - trajectory.log_coverage)) * LOG10_E),
+        coverage_loss=trajectory.coverage_loss(log_base_coverage),
         final_suboptimality=float(trajectory.suboptimality[-1]),
         diverged=False,
     )

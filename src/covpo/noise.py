@@ -34,9 +34,9 @@ from covpo.instances import BanditInstance
 from covpo.mirror_descent import apmd, gradient_ascent_inner_loop
 from covpo.parallel import run_tasks
 from covpo.policies import base_log_policy, log_coverage
-from covpo.ppo_experiments import LOG10_E, MethodSettings, collapse_family, run_method
+from covpo.ppo_experiments import MethodSettings, collapse_family, run_method
 from covpo.reinforce import exact_reinforce
-from covpo.trajectory import Trajectory
+from covpo.trajectory import LOG10_E, Trajectory
 from covpo.validation import check_count, check_finite_array, check_positive
 
 BOOK_COVERAGES = (40.0,)

@@ -52,7 +52,7 @@ from covpo.policies import (
 from covpo.ppo import Evaluation, ResponseBatch, ascend, draw_batch, ppo_noclip
 from covpo.ppo_experiments import collapse_family, random_family
 from covpo.reinforce import check_baseline, exact_reinforce, sampled_reinforce
-from covpo.trajectory import Trajectory, TrajectoryRecorder
+from covpo.trajectory import LOG10_E, Trajectory, TrajectoryRecorder
 from covpo.validation import (
     check_count,
     check_finite_array,
@@ -62,7 +62,6 @@ from covpo.validation import (
     check_shape,
 )
 
-LOG10_E = float(np.log10(np.e))
 DEFAULT_WIDTH = 16
 """Hidden width of the network in :func:`nonlinear_experiment`."""
 DEFAULT_HIDDEN_SCALE = 1.0

@@ -69,7 +69,6 @@ from covpo.validation import (
     check_positive,
 )
 
-LOG10_E = float(np.log10(np.e))
 RESET_ALGORITHMS = ("ppo_noclip", "ppo_lite", "grpo_reset", "kimipo", "kimipo_norm", "rebel_onpolicy")
 """The algorithms that are instances of APMD and so need ``beta > 0``."""
 ALGORITHMS = (
@@ -962,8 +961,11 @@ def _run_or_none(settings: MethodSettings, instance: BanditInstance, eta: float,
 
 
 @dataclass(frozen=True)
-class _RunOutcome:
-    """What :func:`cost_sweep` keeps of one run (small, so parallel workers return it cheaply)."""
+class RunSummary:
+    """What a sweep keeps of one run (small, so parallel workers return it cheaply).
+
+    ``responses_to_eps`` and ``steps_to_eps`` are ``None`` where the run never became eps-optimal.
+    """
 
     responses_to_eps: int | None
     steps_to_eps: int | None
@@ -981,21 +983,22 @@ class _RunOutcome:
         return (1, self.final_suboptimality, 0)
 
 
-def _sweep_run(
-    settings: MethodSettings, instance: BanditInstance, eta: float, seed: tuple[int, int], eps: float
-) -> _RunOutcome | None:
+def summarize_run(
+    settings: MethodSettings, instance: BanditInstance, eta: float, seed: tuple[int, ...], eps: float
+) -> RunSummary | None:
+    """Run ``settings`` at ``eta`` with ``np.random.default_rng(list(seed))`` and summarize it; ``None`` if it diverged."""
     trajectory = _run_or_none(settings, instance, eta, seed)
     if trajectory is None:
         return None
     log_base = log_coverage(instance, base_log_policy(instance))
-    return _RunOutcome(
+    return RunSummary(
         responses_to_eps=trajectory.responses_to_eps(eps),
         steps_to_eps=trajectory.steps_to_eps(eps),
         total_responses=trajectory.total_responses,
         total_steps=trajectory.total_gradient_steps,
         final_suboptimality=float(trajectory.suboptimality[-1]),
         min_log10_coverage=trajectory.min_log10_coverage,
-        coverage_loss=max(0.0, float(np.max(log_base - trajectory.log_coverage)) * LOG10_E),
+        coverage_loss=trajectory.coverage_loss(log_base),
     )
 
 
@@ -1025,7 +1028,7 @@ def cost_sweep(
         (i, j, k) for j in range(len(instances)) for i, settings in enumerate(methods) for k in range(len(settings.etas))
     ]
     tasks = [(methods[i], instances[j], methods[i].etas[k], (seed, j), eps) for i, j, k in coordinates]
-    outcomes = dict(zip(coordinates, run_tasks(_sweep_run, tasks, "cost sweep")))
+    outcomes = dict(zip(coordinates, run_tasks(summarize_run, tasks, "cost sweep")))
     shape = (len(methods), coverages.size)
     eta = np.zeros(shape)
     reached = np.zeros(shape, dtype=bool)
@@ -1183,7 +1186,7 @@ def compare_recipes(
             hit = trajectory.responses_to_eps(eps)
             reached[i, j] = hit is not None
             responses[i, j] = hit if hit is not None else trajectory.total_responses
-            loss[i, j] = max(0.0, float(np.max(log_base - trajectory.log_coverage)) * LOG10_E)
+            loss[i, j] = trajectory.coverage_loss(log_base)
             final[i, j] = trajectory.suboptimality[-1]
     return RecipeComparison(
         names=tuple(method.name for method in methods),

@@ -49,7 +49,6 @@ from covpo.validation import (
 )
 
 RATIO_FLAVOURS = ("sequence", "token")
-LOG10_E = np.log10(np.e)
 
 
 # ---------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from covpo.instances import BanditInstance, tabular_instance
 from covpo.objectives import regularized_optimum
 from covpo.parallel import run_tasks
 from covpo.policies import kl_per_prompt, log_coverage, log_policy
-from covpo.ppo_experiments import MethodSettings, collapse_family_methods, random_family_methods, run_method
+from covpo.ppo_experiments import MethodSettings, collapse_family_methods, random_family_methods, summarize_run
 from covpo.squared_loss import (
     kimi_population_hessian,
     kimi_population_loss,
@@ -42,18 +42,8 @@ from covpo.squared_loss import (
     rebel_population_hessian,
     rebel_population_loss,
 )
-from covpo.validation import check_count, check_finite_array, check_positive, check_shape
+from covpo.validation import check_count, check_finite_array, check_positive, check_positive_grid, check_shape
 
-LOG10_E = float(np.log10(np.e))
-
-
-def _check_grid(name: str, values: Sequence[float], integers: bool = False) -> np.ndarray:
-    grid = check_finite_array(name, values, ndim=1)
-    if grid.size == 0 or np.any(grid <= 0):
-        raise ValueError(f"{name} must be a non-empty grid of positive values, got {values!r}")
-    if integers and np.any(grid != np.round(grid)):
-        raise ValueError(f"{name} must hold integers, got {values!r}")
-    return grid.astype(np.int64) if integers else grid
 
 
 def _check_theta(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
@@ -158,8 +148,8 @@ def baseline_bias_sweep(
         The strength at which the normalizer baseline is swept, ``> 0``.
     """
     reference_theta = _check_theta(instance, reference_theta)
-    betas = _check_grid("betas", betas)
-    group_sizes = _check_grid("group_sizes", group_sizes, integers=True)
+    betas = check_positive_grid("betas", betas)
+    group_sizes = check_positive_grid("group_sizes", group_sizes, integers=True)
     group_beta = check_positive("group_beta", group_beta)
     log_reference = log_policy(instance, reference_theta)
     value = mean_baseline_moments(instance, log_reference).mean
@@ -472,7 +462,7 @@ def _table_1_run(
         return missing, missing, missing, float("nan"), float("nan")
     trajectory = run.trajectory
     base = log_coverage(instance, log_policy(instance, instance.base_theta))
-    loss = max(0.0, float(np.max(base - trajectory.log_coverage)) * LOG10_E)
+    loss = trajectory.coverage_loss(base)
     iterations, responses, steps = [], [], []
     for target in eps:
         index = trajectory.first_eps_optimal(float(target))
@@ -517,9 +507,9 @@ def table_1(
     seed
         Base seed.
     """
-    eps = np.sort(_check_grid("eps", eps))[::-1]
-    betas = _check_grid("betas", betas)
-    group_sizes = _check_grid("group_sizes", group_sizes, integers=True)
+    eps = np.sort(check_positive_grid("eps", eps))[::-1]
+    betas = check_positive_grid("betas", betas)
+    group_sizes = check_positive_grid("group_sizes", group_sizes, integers=True)
     settings = (
         check_count("n_iterations", n_iterations),
         check_count("batch_size", batch_size),
@@ -636,16 +626,6 @@ class BatchSizeStudy:
         return "\n".join(lines)
 
 
-def _batch_run(settings: MethodSettings, instance: BanditInstance, eps: float, seed: tuple[int, ...]) -> tuple[float, bool]:
-    try:
-        trajectory = run_method(settings, instance, settings.etas[0], np.random.default_rng(list(seed)))
-    except FloatingPointError:
-        return float("nan"), False
-    base = log_coverage(instance, log_policy(instance, instance.base_theta))
-    loss = max(0.0, float(np.max(base - trajectory.log_coverage)) * LOG10_E)
-    return loss, trajectory.responses_to_eps(eps) is not None
-
-
 def batch_size_study(
     instance: BanditInstance,
     methods: Sequence[MethodSettings],
@@ -662,7 +642,7 @@ def batch_size_study(
     methods = tuple(methods)
     if not methods:
         raise ValueError("methods must name at least one method")
-    batch_sizes = _check_grid("batch_sizes", batch_sizes, integers=True)
+    batch_sizes = check_positive_grid("batch_sizes", batch_sizes, integers=True)
     eps = check_positive("eps", eps)
     seeds = tuple(int(s) for s in seeds)
     if not seeds:
@@ -671,15 +651,15 @@ def batch_size_study(
         (i, j, k) for i in range(len(methods)) for j in range(batch_sizes.size) for k in range(len(seeds))
     ]
     tasks = [
-        (dataclasses.replace(methods[i], batch_size=int(batch_sizes[j])), instance, eps, (seeds[k], i, j))
+        (dataclasses.replace(methods[i], batch_size=int(batch_sizes[j])), instance, methods[i].etas[0], (seeds[k], i, j), eps)
         for i, j, k in coordinates
     ]
-    results = run_tasks(_batch_run, tasks, "batch-size runs")
+    summaries = run_tasks(summarize_run, tasks, "batch-size runs")
     shape = (len(methods), batch_sizes.size, len(seeds))
     return BatchSizeStudy(
         names=tuple(m.name for m in methods),
         batch_sizes=batch_sizes,
         seeds=seeds,
-        coverage_loss=np.array([r[0] for r in results]).reshape(shape),
-        reached=np.array([r[1] for r in results]).reshape(shape),
+        coverage_loss=np.array([np.nan if r is None else r.coverage_loss for r in summaries]).reshape(shape),
+        reached=np.array([r is not None and r.responses_to_eps is not None for r in summaries]).reshape(shape),
     )

@@ -73,6 +73,10 @@ class Trajectory:
         """The lowest base-10 log coverage over all records and prompts."""
         return float(self.log10_coverage.min())
 
+    def coverage_loss(self, log_base_coverage: np.ndarray) -> float:
+        """The largest fall of any prompt's coverage below ``log_base_coverage`` over the records, in decades (``>= 0``)."""
+        return max(0.0, float(np.max(log_base_coverage - self.log_coverage)) * LOG10_E)
+
     @property
     def total_gradient_steps(self) -> int:
         """Gradient steps of the whole run."""

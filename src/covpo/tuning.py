@@ -38,8 +38,8 @@ from covpo.objectives import regularized_optimum
 from covpo.parallel import run_tasks
 from covpo.policies import base_log_policy, expected_reward, log_coverage
 from covpo.ppo import ppo_lite, ppo_noclip
-from covpo.ppo_experiments import LOG10_E, clip_width_thresholds, collapse_family
-from covpo.validation import check_count, check_finite_array, check_positive
+from covpo.ppo_experiments import clip_width_thresholds, collapse_family
+from covpo.validation import check_count, check_positive, check_positive_grid
 
 TUNING_ALGORITHMS = ("ppo_noclip", "ppo_lite")
 """The inner loops :func:`inner_steps_map` can run."""
@@ -158,7 +158,7 @@ def tuning_prescriptions(
     ``beta E_x log(1/c_0) / T``); the inner-step rules from chapter 3's measurement; the interval
     widths from SPEC section 6.
     """
-    betas = _check_grid("betas", betas)
+    betas = check_positive_grid("betas", betas)
     n_iterations = check_count("n_iterations", n_iterations)
     eta_beta = check_positive("eta_beta", eta_beta)
     eps = check_positive("eps", eps)
@@ -343,13 +343,6 @@ def _nan_reduce(reduce, values: np.ndarray) -> np.ndarray:
     return result
 
 
-def _check_grid(name: str, values: Sequence[float]) -> np.ndarray:
-    grid = check_finite_array(name, values, ndim=1)
-    if grid.size == 0 or np.any(grid <= 0.0):
-        raise ValueError(f"{name} must be a non-empty sequence of numbers > 0, got {values!r}")
-    return grid
-
-
 def _check_algorithm(algorithm: str) -> str:
     if algorithm not in TUNING_ALGORITHMS:
         raise ValueError(f"algorithm must be one of {TUNING_ALGORITHMS}, got {algorithm!r}")
@@ -392,7 +385,7 @@ def tuning_run(
     trajectory = run.trajectory
     hit = trajectory.responses_to_eps(eps)
     log_base = log_coverage(instance, base_log_policy(instance))
-    loss = max(0.0, float(np.max(log_base - trajectory.log_coverage)) * LOG10_E)
+    loss = trajectory.coverage_loss(log_base)
     return (-1 if hit is None else int(hit)), float(trajectory.suboptimality[-1]), loss, False
 
 
@@ -493,8 +486,8 @@ def inner_steps_map(
         Show :func:`~covpo.parallel.run_tasks`' progress bar.
     """
     algorithm = _check_algorithm(algorithm)
-    betas = _check_grid("betas", betas)
-    rows = np.array([check_count("inner_steps", k) for k in _check_grid("inner_steps", inner_steps)], dtype=np.int64)
+    betas = check_positive_grid("betas", betas)
+    rows = check_positive_grid("inner_steps", inner_steps, integers=True)
     return _run_map(
         instance, algorithm, "K", rows, betas, inner_steps=None, batch_size=batch_size, n_iterations=n_iterations,
         eta_beta=eta_beta, eps=eps, n_seeds=n_seeds, seed=seed, progress=progress,
@@ -521,8 +514,8 @@ def clip_width_map(
     which never clips the target (SPEC section 6); below 1 it clips the target, above 1 it
     is looser. Other settings as for :func:`inner_steps_map`.
     """
-    betas = _check_grid("betas", betas)
-    widths = _check_grid("widths", widths)
+    betas = check_positive_grid("betas", betas)
+    widths = check_positive_grid("widths", widths)
     inner_steps = check_count("inner_steps", inner_steps)
     return _run_map(
         instance, "ppo_lite", "width", widths, betas, inner_steps=inner_steps, batch_size=batch_size,

@@ -42,6 +42,16 @@ def check_count(name: str, value: int, minimum: int = 1) -> int:
     return int(value)
 
 
+def check_positive_grid(name: str, values: object, integers: bool = False) -> np.ndarray:
+    """A non-empty one-dimensional grid of finite values ``> 0`` (integers ``>= 1`` with ``integers``)."""
+    grid = check_finite_array(name, values, ndim=1)
+    if grid.size == 0:
+        raise ValueError(f"{name} must hold at least one value")
+    if integers:
+        return np.array([check_count(name, value) for value in grid], dtype=np.int64)
+    return np.array([check_positive(name, value) for value in grid])
+
+
 def check_probability(name: str, value: float) -> float:
     """Return ``value`` as a float, or raise if it lies outside the open interval (0, 1)."""
     number = float(value)

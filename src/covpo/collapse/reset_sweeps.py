@@ -24,6 +24,7 @@ from covpo.validation import (
     check_count,
     check_finite_array,
     check_positive,
+    check_positive_grid,
     check_probability,
 )
 
@@ -62,15 +63,6 @@ ACCURACY_ETAS = (2.0, 4.0)
 
 DEFAULT_COVERAGE_FRACTION = 0.5
 MONOTONE_TOLERANCE = 1e-12
-
-
-def _check_grid(name: str, values: Sequence[float] | np.ndarray, positive_integers: bool = False) -> np.ndarray:
-    grid = check_finite_array(name, values, ndim=1)
-    if grid.size == 0:
-        raise ValueError(f"{name} must hold at least one value")
-    if positive_integers:
-        return np.array([check_count(name, value) for value in grid], dtype=np.int64)
-    return np.array([check_positive(name, value) for value in grid])
 
 
 @dataclass(frozen=True)
@@ -114,7 +106,7 @@ def apmd_learning_rate_sweep(
     hold equal mass (:mod:`covpo.collapse.resets`).
     """
     instance = _check_instance(instance)
-    etas = _check_grid("etas", etas)
+    etas = check_positive_grid("etas", etas)
     n_steps = check_count("n_steps", n_steps)
     beta = check_positive("beta", beta)
     inner_steps = check_count("inner_steps", inner_steps)
@@ -212,8 +204,8 @@ def inner_steps_sweep(
         Show a progress bar; by default only when the sweep is long.
     """
     instance = _check_instance(instance)
-    inner_steps = _check_grid("inner_steps", inner_steps, positive_integers=True)
-    etas = _check_grid("etas", etas)
+    inner_steps = check_positive_grid("inner_steps", inner_steps, integers=True)
+    etas = check_positive_grid("etas", etas)
     beta = check_positive("beta", beta)
     eps = DEFAULT_EPS_FRACTION * instance.gap if eps is None else check_positive("eps", eps)
     max_steps = check_count("max_steps", max_steps)
@@ -488,8 +480,8 @@ def inner_accuracy_sweep(
         The fraction of the base coverage a run must keep to count as preserving it, in ``(0, 1)``.
     """
     instance = _check_instance(instance)
-    inner_steps = _check_grid("inner_steps", inner_steps, positive_integers=True)
-    etas = _check_grid("etas", etas)
+    inner_steps = check_positive_grid("inner_steps", inner_steps, integers=True)
+    etas = check_positive_grid("etas", etas)
     beta = check_positive("beta", beta)
     max_steps = check_count("max_steps", max_steps)
     coverage_fraction = check_probability("coverage_fraction", coverage_fraction)

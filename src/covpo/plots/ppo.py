@@ -25,7 +25,6 @@ from covpo.plots.base import BookFigure, new_figure
 from covpo.policies import base_log_policy, log_coverage
 from covpo.ppo import ppo_lite
 from covpo.ppo_experiments import (
-    LOG10_E,
     ClipActivity,
     CostSweep,
     EstimatorSpread,
@@ -35,6 +34,7 @@ from covpo.ppo_experiments import (
     clip_width_thresholds,
     stacked_collapse_instance,
 )
+from covpo.trajectory import LOG10_E
 from covpo.widgets import Explorable, Slider, explorable
 
 METHOD_STYLES = {
