@@ -977,7 +977,7 @@ class RunSummary:
 
     @property
     def key(self) -> tuple:
-        """Sort key: runs reaching eps first, by responses then steps; the others by final suboptimality."""
+        """The order of preference of runs; those reaching eps first, by responses then steps, the others by final suboptimality."""
         if self.responses_to_eps is not None:
             return (0, self.responses_to_eps, self.steps_to_eps)
         return (1, self.final_suboptimality, 0)
