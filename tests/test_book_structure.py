@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import jupytext
@@ -26,7 +27,7 @@ def test_chapters_are_myst_notebooks_without_paired_ipynb():
         notebook = jupytext.read(path)
         if has_code(path):
             assert notebook.metadata.get("kernelspec", {}).get("name") == "python3", f"{path.name} needs a python3 kernelspec"
-            hidden = [c for c in notebook.cells if "remove-cell" in c.metadata.get("tags", [])]
+            hidden = [c for c in notebook.cells if {"remove-cell", "hide-cell"} & set(c.metadata.get("tags", []))]
             assert hidden, f"{path.name} runs code but has no hidden assertion cells"
             assert all("assert" in c.source for c in hidden), f"{path.name} has a hidden cell without assertions"
 
@@ -49,3 +50,14 @@ def test_toc_chapters_are_collected_by_the_test_run(request):
     executable = {Path(entry).name for entry in chapter_files(TOC) if has_code(REPOSITORY / f"{entry}.md")}
     assert executable, "the table of contents lists no executable chapter"
     assert executable <= collected, f"chapters not executed: {sorted(executable - collected)}"
+
+
+def test_ci_runs_the_readme_test_command_then_the_second_profile_build():
+    readme = (REPOSITORY / "README.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)\n```", readme, flags=re.S)
+    test_command = next(block for block in blocks if "pytest" in block)
+    ci = (REPOSITORY / ".ci" / "run").read_text().splitlines()
+    assert test_command in ci, ".ci/run must run exactly the README's test command"
+    after = ci[ci.index(test_command) + 1:]
+    assert any("scripts/cpu_profile.py" in line for line in after)
+    assert any(line.startswith("env $profile") and "jupyter-book build" in line and "--all" in line for line in after)

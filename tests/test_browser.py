@@ -56,6 +56,8 @@ MAX_PAGE_BYTES = 5_000_000
 BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
 VIEWPORT = {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False}
 MAX_SCREENSHOT_HEIGHT = 16_000
+# A figure shown at less than this fraction of its design width is too small to read.
+MIN_FIGURE_SCALE = 0.8
 PAGE_TIMEOUT_S = 60
 
 # JavaScript errors that are known, harmless, and not ours to fix. Each entry: a pattern that
@@ -93,7 +95,7 @@ class BuiltSite:
     html: Path
     rebuilt: bool
     returncode: int | None = None
-    log_tail: str = ""
+    failure: str = ""
 
 
 def book_sources() -> list[Path]:
@@ -128,8 +130,34 @@ def jupyter_book_command() -> list[str]:
     return [executable, "build", str(REPOSITORY), "-W", "-n", "--keep-going", "--all"]
 
 
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+FAILED_CELL = re.compile(r"An error occurred while executing the following cell:\n-+\n(?P<cell>.*?)\n-+\n", flags=re.S)
+ERROR_LINE = re.compile(r"^[\w.]*(?:Error|Exception)(?::.*)?$", flags=re.M)
+
+
+def describe_build_failure(log: str) -> str:
+    """What broke a failed build, in a few lines: the chapter and the cell that raised, or the warnings.
+
+    A chapter whose cell raises stops the build (``raise_on_error``); the log then names the
+    chapter (``ExecutionError: <path>``) and nbclient's error shows the cell's source and its
+    traceback. Any other failure is a warning turned into an error by ``-W``.
+    """
+    log = ANSI_ESCAPE.sub("", log)
+    chapter = re.search(r"ExecutionError: (\S+)", log)
+    cell = FAILED_CELL.search(log)
+    if chapter and cell:
+        where = Path(chapter.group(1))
+        where = where.relative_to(REPOSITORY) if where.is_relative_to(REPOSITORY) else where
+        error = ERROR_LINE.search(log, cell.end())
+        return f"{where} failed to execute.\nThe cell that raised:\n{cell.group('cell')}\n\n{error.group(0) if error else ''}"
+    warnings = [line for line in log.splitlines() if "WARNING" in line or "ERROR" in line]
+    if warnings:
+        return "the build stopped on these warnings (errors under -W):\n" + "\n".join(warnings[:20])
+    return f"the build failed; the end of its log ({BUILD_LOG}):\n{log[-3000:]}"
+
+
 @pytest.fixture(scope="session")
-def built_site() -> BuiltSite:
+def book_build() -> BuiltSite:
     """``_build/html``, rebuilt with the README's flags unless it is newer than every source.
 
     The outcome of a build made here is recorded next to it, so a later session that reuses
@@ -139,19 +167,31 @@ def built_site() -> BuiltSite:
     if build_is_fresh():
         record = json.loads(BUILD_RECORD.read_text()) if BUILD_RECORD.exists() else {}
         if record.get("buildinfo_mtime") == stamp.stat().st_mtime:
-            return BuiltSite(HTML, rebuilt=False, returncode=record["returncode"], log_tail=record["log_tail"])
+            return BuiltSite(HTML, rebuilt=False, returncode=record["returncode"], failure=record["failure"])
         return BuiltSite(HTML, rebuilt=False)
     BUILD.mkdir(exist_ok=True)
     with BUILD_LOG.open("w") as log:
         result = subprocess.run(
             jupyter_book_command(), cwd=REPOSITORY, stdout=log, stderr=subprocess.STDOUT, timeout=1800
         )
-    tail = BUILD_LOG.read_text(errors="replace")[-6000:]
-    if not (HTML / f"{CHAPTERS[0]}.html").exists() or not stamp.exists():
-        pytest.fail(f"the book build wrote no HTML (exit code {result.returncode}):\n{tail}")
-    record = {"buildinfo_mtime": stamp.stat().st_mtime, "returncode": result.returncode, "log_tail": tail}
+    log_text = BUILD_LOG.read_text(errors="replace")
+    summary = describe_build_failure(log_text) if result.returncode else ""
+    record = {
+        "buildinfo_mtime": stamp.stat().st_mtime if stamp.exists() else None,
+        "returncode": result.returncode,
+        "failure": summary,
+    }
     BUILD_RECORD.write_text(json.dumps(record))
-    return BuiltSite(HTML, rebuilt=True, returncode=result.returncode, log_tail=tail)
+    return BuiltSite(HTML, rebuilt=True, returncode=result.returncode, failure=summary)
+
+
+@pytest.fixture(scope="session")
+def built_site(book_build: BuiltSite) -> BuiltSite:
+    """The build, for the tests that read its pages: they skip when it failed, so that the one
+    failure a broken build causes is :func:`test_book_build_is_clean`, which names the cause."""
+    if book_build.returncode not in (0, None) or not (HTML / f"{CHAPTERS[0]}.html").exists():
+        pytest.skip("the book build failed, so its pages are not checked; test_book_build_is_clean says why")
+    return book_build
 
 
 def built_pages(html: Path) -> list[Path]:
@@ -378,12 +418,15 @@ INSPECT_PAGE = r"""
   for (const root of document.querySelectorAll("div.covpo-standin")) {
     const image = root.querySelector("img.covpo-frame");
     const standin = {id: root.id, hasImage: !!image, controls: []};
-    for (const input of root.querySelectorAll("input.covpo-range")) {
-      if (input.type !== "range" || Number(input.max) <= Number(input.min)) continue;
+    for (const input of root.querySelectorAll(".covpo-range")) {
+      const isSelect = input.tagName === "SELECT";
+      const lowest = isSelect ? 0 : Number(input.min);
+      const highest = isSelect ? input.options.length - 1 : Number(input.max);
+      if ((!isSelect && input.type !== "range") || highest <= lowest) continue;
       const label = input.getAttribute("aria-label");
       const value = input.value;
       const before = {frame: image && image.getAttribute("data-frame"), src: image && image.src};
-      const next = Number(value) < Number(input.max) ? Number(value) + 1 : Number(input.min);
+      const next = Number(value) < highest ? Number(value) + 1 : lowest;
       input.value = String(next);
       input.dispatchEvent(new Event("input", {bubbles: true}));
       if (image) { await image.decode().catch(() => null); }
@@ -397,6 +440,34 @@ INSPECT_PAGE = r"""
     }
     report.standins.push(standin);
   }
+  const article = document.querySelector("article") || document.querySelector("main") || document.body;
+  // Figures: the width each image is shown at against the width it was designed for (its
+  // width attribute, set from the figure's design size; otherwise its pixel width).
+  report.figures = [...article.querySelectorAll("img")]
+    .filter(i => i.closest(".cell_output, figure, .covpo-standin"))
+    .map(i => {
+      const designed = Number(i.getAttribute("width")) || parseFloat(i.style.width) || i.naturalWidth;
+      const shown = i.getBoundingClientRect().width;
+      const figure = i.closest("figure");
+      return {src: (i.getAttribute("src") || "").slice(0, 60), designed, shown,
+              scale: designed > 0 ? shown / designed : 0,
+              standin: !!i.closest(".covpo-standin"),
+              caption: figure && figure.querySelector("figcaption") ? figure.querySelector("figcaption").textContent.trim().slice(0, 80) : "",
+              id: figure ? figure.id : ""};
+    });
+  // Blocks that overflow sideways (code, outputs, tables, display math): their content is
+  // wider than the box that shows it, so the reader must scroll or loses the right edge.
+  const blocks = [...article.querySelectorAll(
+    "div.highlight pre, .cell_output pre, .output pre, div.math, .math.notranslate.nohighlight, mjx-container[display='true'], table")];
+  report.overflowing = blocks
+    .filter(e => e.getBoundingClientRect().width > 0)
+    .filter(e => {
+      const box = e.matches("mjx-container") ? e.parentElement : e;
+      const content = e.matches("mjx-container") && e.firstElementChild ? e.firstElementChild.getBoundingClientRect().width : e.scrollWidth;
+      return content > box.clientWidth + 2;
+    })
+    .map(e => ({kind: e.tagName.toLowerCase() + (e.className ? "." + String(e.className).split(" ")[0] : ""),
+                text: e.textContent.trim().slice(0, 80), overflow: (e.scrollWidth - e.clientWidth)}));
   report.scrollHeight = Math.max(document.documentElement.scrollHeight, document.body.scrollHeight);
   return report;
 })()
@@ -497,6 +568,8 @@ def page_reports(built_site: BuiltSite, browser: DevTools) -> dict[str, PageRepo
             "math_elements": report.inspection["mathElements"],
             "widget_standins": len(report.inspection["standins"]),
             "images": len(report.inspection["images"]),
+            "figures": report.inspection["figures"],
+            "overflowing": report.inspection["overflowing"],
         }
         for name, report in reports.items()
     }
@@ -536,10 +609,10 @@ def chapter_report(page_reports: dict[str, PageReport], entry: str) -> PageRepor
 # --------------------------------------------------------------------------------------------
 
 
-def test_book_build_is_clean(built_site: BuiltSite):
-    if built_site.returncode is None:
+def test_book_build_is_clean(book_build: BuiltSite):
+    if book_build.returncode is None:
         pytest.skip("reused _build/html, built outside the tests after the last change to the book")
-    assert built_site.returncode == 0, f"jupyter-book build -W -n --keep-going --all failed:\n{built_site.log_tail}"
+    assert book_build.returncode == 0, f"jupyter-book build -W -n --keep-going --all failed: {book_build.failure}"
 
 
 def test_every_page_is_under_5_mb(built_site: BuiltSite):
@@ -639,6 +712,29 @@ def test_chapter_widget_standins_respond(page_reports, entry):
 
 
 @pytest.mark.parametrize("entry", CHAPTERS)
+def test_chapter_figures_are_shown_near_their_design_size(page_reports, entry):
+    report = chapter_report(page_reports, entry)
+    small = [f"{figure['src']} at {figure['scale']:.0%}" for figure in report.inspection["figures"] if figure["scale"] < MIN_FIGURE_SCALE]
+    assert not small, f"figures on {report.page} shown below {MIN_FIGURE_SCALE:.0%} of their design width: {small}"
+
+
+@pytest.mark.parametrize("entry", CHAPTERS)
+def test_chapter_figures_are_numbered_and_captioned(page_reports, entry):
+    report = chapter_report(page_reports, entry)
+    bare = [figure["src"] for figure in report.inspection["figures"] if not figure["standin"] and not figure["caption"]]
+    assert not bare, f"figures on {report.page} without a caption (use glue:figure or figure with a caption): {bare}"
+    unlabelled = [figure["caption"] for figure in report.inspection["figures"] if not figure["standin"] and not figure["id"]]
+    assert not unlabelled, f"figures on {report.page} without a label to refer to them by: {unlabelled}"
+
+
+@pytest.mark.parametrize("entry", CHAPTERS)
+def test_chapter_blocks_do_not_overflow_sideways(page_reports, entry):
+    report = chapter_report(page_reports, entry)
+    wide = [f"{block['kind']} ({block['overflow']} px): {block['text']!r}" for block in report.inspection["overflowing"]]
+    assert not wide, f"blocks wider than the column on {report.page}: " + "; ".join(wide)
+
+
+@pytest.mark.parametrize("entry", CHAPTERS)
 def test_chapter_screenshot_saved(page_reports, entry):
     report = chapter_report(page_reports, entry)
     assert report.screenshot is not None and report.screenshot.stat().st_size > 0
@@ -652,3 +748,16 @@ def test_other_pages_work_in_the_browser(page_reports):
         assert not report.external_requests, f"{name} requested {report.external_requests}"
         assert all(image["width"] > 0 for image in report.inspection["images"]), f"broken image on {name}"
         assert not report.inspection["texErrors"] and not report.inspection["untypeset"], f"math broken on {name}"
+
+
+def test_a_failed_build_is_described_by_its_chapter_and_cell():
+    log = (
+        f"myst_nb.core.execute.base.ExecutionError: {REPOSITORY}/book/implications.md\n"
+        "nbclient.exceptions.CellExecutionError: An error occurred while executing the following cell:\n"
+        "------------------\n# Claim: resets lose less.\nassert loss < 1\n------------------\n\n"
+        "\x1b[31mAssertionError\x1b[39m                            Traceback (most recent call last)\n"
+        "----> 2 assert loss < 1\n\n\x1b[31mAssertionError\x1b[39m: \n"
+    )
+    described = describe_build_failure(log)
+    assert described.startswith("book/implications.md failed to execute.")
+    assert "assert loss < 1" in described and described.rstrip().endswith("AssertionError:")

@@ -1,6 +1,8 @@
 """The head-to-head: known outcomes on a tiny collapse instance, reproducibility, the baselines' exact laws."""
 
 import itertools
+import subprocess
+import sys
 import math
 
 import joblib
@@ -36,6 +38,7 @@ from covpo.ppo_experiments import (
     random_family_methods,
     stacked_collapse_instance,
 )
+from tests.conftest import REPOSITORY
 from tests.helpers import finite_difference, small_instance
 
 EPS = 0.04
@@ -265,3 +268,28 @@ def test_run_entry_exact_apmd_costs_iterations(collapse_one):
     trajectory = run_entry(Entry("APMD", "apmd_exact", 2.0, n_iterations=7), collapse_one, None, np.random.default_rng(0), eps=EPS)
     np.testing.assert_array_equal(trajectory.gradient_steps, np.arange(8))
     assert trajectory.total_responses == 0
+
+
+STUDY_DIGEST = """
+import hashlib
+import numpy as np
+from covpo.head_to_head import head_to_head
+from covpo.ppo_experiments import stacked_collapse_instance
+from tests.test_head_to_head import COVERAGE, EPS, tiny_entries
+instance = stacked_collapse_instance(1, 0.2, COVERAGE, n_zero=20)
+result = head_to_head([instance], [COVERAGE], tiny_entries(), eps=EPS, seeds=(0, 1), progress=False)
+digest = hashlib.sha256()
+for name in ("reached", "responses_to_eps", "steps_to_eps", "min_log10_coverage", "coverage_loss",
+             "final_suboptimality", "diverged", "eta"):
+    digest.update(np.ascontiguousarray(getattr(result, name)).tobytes())
+print(digest.hexdigest())
+"""
+
+
+def test_study_is_identical_bit_for_bit_in_two_processes():
+    """Seeded runs reproduce exactly on one machine: the same study in two fresh processes."""
+    digests = [
+        subprocess.run([sys.executable, "-c", STUDY_DIGEST], cwd=REPOSITORY, capture_output=True, text=True, check=True).stdout
+        for _ in range(2)
+    ]
+    assert digests[0] == digests[1] and len(digests[0].strip()) == 64

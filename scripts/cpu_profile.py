@@ -1,0 +1,37 @@
+"""The second CPU profile: the environment under which the book must also build.
+
+Seeded runs are bit-identical on one machine but not across machines, because numpy picks
+SIMD kernels for ``exp``, ``log`` and reductions by CPU, numba compiles for the host CPU and
+OpenBLAS picks a kernel per CPU. The second profile turns off every numpy dispatch group above
+numpy's baseline that this machine has, and compiles numba for a generic CPU, so a build under
+it computes with different rounding than the default one, as a reader's laptop would.
+``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` are left as the machine has them: some machines
+set them because older OpenBLAS kernels compute wrong results there.
+
+Run as a script, it prints the profile as ``NAME=value`` lines, for ``env``::
+
+    env $(python scripts/cpu_profile.py) jupyter-book build . -W -n --keep-going
+"""
+
+from __future__ import annotations
+
+from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+
+def dispatch_groups_present() -> list[str]:
+    """numpy's dispatch groups above its baseline that this CPU supports, e.g. ``['X86_V3', 'X86_V4']``."""
+    return [group for group in __cpu_dispatch__ if __cpu_features__.get(group, False)]
+
+
+def second_profile() -> dict[str, str]:
+    """Environment variables of the second CPU profile (see the module docstring)."""
+    profile = {"NUMBA_CPU_NAME": "generic"}
+    groups = dispatch_groups_present()
+    if groups:
+        profile["NPY_DISABLE_CPU_FEATURES"] = ",".join(groups)
+    return profile
+
+
+if __name__ == "__main__":
+    for name, value in second_profile().items():
+        print(f"{name}={value}")
