@@ -1,4 +1,4 @@
-"""Benchmark of the exact coverage-collapse engine, REINFORCE and APMD (SPEC sections 4 and 5).
+"""Benchmark of the exact coverage-collapse engine, REINFORCE and APMD (paper sections 2.1 and 3.1).
 
 Run as ``python benchmarks/bench_collapse.py``. It prints, in one run:
 

@@ -33,7 +33,7 @@ def main() -> None:
         best = float("inf")
         for _ in range(REPEATS):
             start = time.perf_counter()
-            widget.figure_function(**defaults)._repr_png_()
+            widget.figure_function(**defaults)._repr_mimebundle_()
             best = min(best, time.perf_counter() - start)
         frames = widget.standin.count("data:image/png") - 1
         print(

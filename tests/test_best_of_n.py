@@ -1,4 +1,4 @@
-"""Best-of-N success probability, exact and sampled (SPEC section 1)."""
+"""Best-of-N success probability, exact and sampled (paper section 1.3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for the coverage-collapse construction and its exact engine (SPEC section 5)."""
+"""Tests for the coverage-collapse construction and its exact engine (paper section 2.1, appendix C)."""
 
 from __future__ import annotations
 

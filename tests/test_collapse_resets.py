@@ -1,4 +1,4 @@
-"""Tests for reference resets on the collapse family: the APMD engine, its sweeps and figures (SPEC sections 4, 5)."""
+"""Tests for reference resets on the collapse family: the APMD engine, its sweeps and figures (paper sections 2.1 and 3.1, appendix C)."""
 
 from __future__ import annotations
 

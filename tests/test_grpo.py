@@ -1,4 +1,4 @@
-"""GRPO-style training with a fixed or a reset reference (SPEC section 6)."""
+"""GRPO-style training with a fixed or a reset reference (paper appendix H.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Exact policy mirror descent and APMD as a meta-algorithm (SPEC section 4)."""
+"""Exact policy mirror descent and APMD as a meta-algorithm (paper section 3.1, appendix B.3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Natural policy gradient for softmax-linear policies (SPEC section 7, paper appendix M)."""
+"""Natural policy gradient for softmax-linear policies (paper appendix M)."""
 
 from __future__ import annotations
 

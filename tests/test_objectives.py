@@ -1,4 +1,4 @@
-"""Objectives and exact gradients (SPEC section 3)."""
+"""Objectives and exact gradients (paper Eqs. (5) and (13), appendix B.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Softmax-linear policies in log space (SPEC sections 1 and 2)."""
+"""Softmax-linear policies in log space (paper sections 1.3 and 2.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Dialled-coverage instances, PPO-NoClip and PPO-Lite (SPEC section 6, paper Algorithms 1 and 2)."""
+"""Dialled-coverage instances, PPO-NoClip and PPO-Lite (paper sections 3.2 and 3.3, Algorithms 1 and 2)."""
 
 from __future__ import annotations
 

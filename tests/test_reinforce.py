@@ -1,4 +1,4 @@
-"""Tests for exact and sampled REINFORCE on general softmax-linear instances (SPEC section 3)."""
+"""Tests for exact and sampled REINFORCE on general softmax-linear instances (paper section 2.1)."""
 
 from __future__ import annotations
 

@@ -167,7 +167,7 @@ def test_sequence_coefficients_equal_the_same_coefficient_on_every_token(tiny, t
 
 
 def test_apmd_step_reaches_the_mirror_descent_target(tiny):
-    """The target pi_0 exp(r / beta) / Z is in the class; enough exact steps reach it (SPEC section 4)."""
+    """The target pi_0 exp(r / beta) / Z is in the class; enough exact steps reach it (paper section 3.1)."""
     beta = 0.5
     log_base = base_sequence_log_policy(tiny)
     target = log_base + tiny.rewards / beta

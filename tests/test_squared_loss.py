@@ -1,4 +1,4 @@
-"""KimiPO, KimiPO-Norm and Rebel-OnPolicy (SPEC section 7, paper Algorithms 3 to 5)."""
+"""KimiPO, KimiPO-Norm and Rebel-OnPolicy (paper section 4, Algorithms 3 to 5)."""
 
 from __future__ import annotations
 

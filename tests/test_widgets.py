@@ -26,7 +26,7 @@ def test_widget_bundle_has_live_view_and_static_standin(factory):
     standin = bundle["text/html"]
     frames = json_frames(standin)
     assert len(frames) == len(set(frames)), "every precomputed frame must differ"
-    assert standin.count('type="range"') >= 1
+    assert standin.count('type="range"') + standin.count("<select") >= 1, "the stand-in has no control to move"
     assert len(standin) < 5_000_000
 
 
@@ -61,3 +61,25 @@ def test_too_many_static_frames_is_an_error():
     sliders = [Slider(f"a{i}", "a", 0, 1, 0.5, tuple(np.linspace(0, 1, 5))) for i in range(3)]
     with pytest.raises(ValueError, match="static frames"):
         explorable(lambda **kwargs: None, sliders, "too many")
+
+
+def test_categorical_control_is_a_select_and_fixed_settings_are_not_controls():
+    sliders = [
+        Slider("family", "family", 0, 1, 0, (0, 1), integer=True, choices=("collapse", "random")),
+        Slider("eta", "learning rate", 0.1, 10.0, 1.0, (1.0,)),
+    ]
+    widget = explorable(lambda family, eta: _tiny_figure(family), sliders, "choices")
+    standin = widget._repr_mimebundle_()["text/html"]
+    assert '<option value="0" selected>collapse</option><option value="1">random</option>' in standin
+    assert 'type="range"' not in standin and "learning rate: 1 (fixed here)" in standin
+    assert widget.sliders[0].live_control().options == (("collapse", 0), ("random", 1))
+    with pytest.raises(ValueError, match="choices"):
+        Slider("family", "family", 0, 1, 0, (0, 1), choices=("only one",))
+
+
+def _tiny_figure(value: int):
+    from covpo.plots.base import new_figure
+
+    figure = new_figure(2.0, 1.0)
+    figure.subplots().plot([0, 1], [0, value])
+    return figure

@@ -1,4 +1,4 @@
-"""Best-of-N sampling from a fixed policy: the coverage-governed baseline (SPEC section 1).
+"""Best-of-N sampling from a fixed policy: the coverage-governed baseline (paper section 1.3).
 
 Best-of-N draws ``N`` independent responses from ``pi(.|x)`` and keeps the best. It misses
 every optimal response with probability ``(1 - c(x))^N``, where ``c(x) = pi(Y*(x)|x)`` is
@@ -45,14 +45,14 @@ def log_best_of_n_success(log_coverage: np.ndarray | float, n: np.ndarray | int)
 
 
 def best_of_n_success(log_coverage: np.ndarray | float, n: np.ndarray | int) -> np.ndarray:
-    """Exact probability ``1 - (1 - c)^N`` that Best-of-N returns an optimal response (SPEC section 1)."""
+    """Exact probability ``1 - (1 - c)^N`` that Best-of-N returns an optimal response (paper section 1.3)."""
     return np.exp(log_best_of_n_success(log_coverage, n))
 
 
 def best_of_n_samples_needed(log_coverage: np.ndarray | float, delta: float) -> np.ndarray:
     """Smallest ``N`` with ``(1 - c)^N <= delta``: ``ceil(log(1/delta) / -log(1 - c))``.
 
-    It never exceeds the bound ``log(1/delta) / c`` of SPEC section 1.
+    It never exceeds the bound ``log(1/delta) / c`` of paper section 1.3.
     """
     delta = check_probability("delta", delta)
     log_c = _check_log_coverage(log_coverage)

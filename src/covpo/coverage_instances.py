@@ -1,4 +1,4 @@
-"""Realizable softmax-linear instances whose base-model coverage is set by a dial (SPEC sections 1 and 2).
+"""Realizable softmax-linear instances whose base-model coverage is set by a dial (paper sections 1.3 and 2.2).
 
 The paper's guarantees for PPO-NoClip and PPO-Lite (paper sections 3.2 and 3.3) bound
 responses and gradient steps by a polynomial in the coverage coefficient
@@ -38,8 +38,8 @@ ROOT_TOLERANCE = 1e-12
 def log_coverage_coefficient(instance: BanditInstance, theta: np.ndarray, statistic: str = "mean") -> float:
     """``log C_cov`` of ``pi_theta``: ``log E_x 1/c(x)`` (``"mean"``) or ``log max_x 1/c(x)`` (``"max"``).
 
-    SPEC section 1 defines ``C_cov = E_x[1 / c_{pi_0}(x)]`` and names the maximum over prompts
-    its worst-case variant. Computed from log coverage by log-sum-exp, so it stays finite
+    Coverage as in paper section 1.3; our reconstruction takes ``C_cov = E_x[1 / c_{pi_0}(x)]``
+    and calls the maximum over prompts its worst-case variant. Computed from log coverage by log-sum-exp, so it stays finite
     when a coverage underflows.
     """
     statistic = _check_statistic(statistic)
@@ -112,7 +112,7 @@ def coverage_shift(instance: BanditInstance, target_coverage: float, statistic: 
 
 
 def dial_coverage(instance: BanditInstance, target_coverage: float, statistic: str = "mean") -> BanditInstance:
-    """A copy of ``instance`` whose base model has ``C_cov = target_coverage`` (SPEC section 1).
+    """A copy of ``instance`` whose base model has ``C_cov = target_coverage`` (paper section 1.3).
 
     The base parameters become ``theta_0 - s theta_star`` with ``s`` from
     :func:`coverage_shift`; features, rewards and ``reward_theta`` are unchanged, so the

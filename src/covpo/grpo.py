@@ -1,4 +1,4 @@
-"""GRPO-style training with a fixed or a reset reference (SPEC section 6, paper appendix H.4).
+"""GRPO-style training with a fixed or a reset reference (paper appendix H.4).
 
 The stylized GRPO of the paper's comparison, in our contextual-bandit notation (one response
 is a whole answer, so there is no token averaging). Each outer iteration draws ``N`` prompts
@@ -62,7 +62,7 @@ DEFAULT_STD_EPS = 1e-4
 
 
 def group_advantages(rewards: np.ndarray, scale_by_std: bool = False, std_eps: float = DEFAULT_STD_EPS) -> np.ndarray:
-    """GRPO's group-relative advantages ``A_ij = r_ij - mean_j r_ij`` (SPEC section 6).
+    """GRPO's group-relative advantages ``A_ij = r_ij - mean_j r_ij`` (paper appendix H.4).
 
     ``rewards`` has shape ``(N, G)``, one row per prompt's group. With ``scale_by_std`` each
     row is divided by its sample standard deviation (``ddof = 1``) plus ``std_eps``, so a
@@ -79,7 +79,7 @@ def group_advantages(rewards: np.ndarray, scale_by_std: bool = False, std_eps: f
 
 
 def k3_estimate(log_reference: np.ndarray, log_policy_values: np.ndarray) -> np.ndarray:
-    """The k3 KL estimator ``exp(lr) - lr - 1`` with ``lr = log pi_ref(y) - log pi_theta(y)`` (SPEC section 9).
+    """The k3 KL estimator ``exp(lr) - lr - 1`` with ``lr = log pi_ref(y) - log pi_theta(y)`` (common in practice, e.g. TRL; not in the paper).
 
     Elementwise; non-negative (``e^z >= 1 + z``) and, for ``y ~ pi_theta``, unbiased for
     ``KL(pi_theta || pi_ref)`` because ``E_{pi_theta}[pi_ref / pi_theta] = 1``.
@@ -156,7 +156,7 @@ def grpo_objective(
     clip_epsilon_high: float | None = None,
     kl: str = "k3",
 ) -> float:
-    """GRPO's ``mean_ij min(w A, clip(w, 1 - eps, 1 + eps_high) A) - beta KL-term`` (SPEC section 6).
+    """GRPO's ``mean_ij min(w A, clip(w, 1 - eps, 1 + eps_high) A) - beta KL-term`` (our stylized GRPO, after paper appendix H.4).
 
     Parameters
     ----------
@@ -340,7 +340,7 @@ def grpo(
     std_eps: float = DEFAULT_STD_EPS,
     record_each_step: bool = False,
 ) -> PolicyOptimizationRun:
-    """GRPO-style training (SPEC section 6) with a fixed or a reset KL reference.
+    """GRPO-style training (paper appendix H.4) with a fixed or a reset KL reference.
 
     Each of the ``T = n_iterations`` outer iterations draws ``N = batch_size`` prompts with
     ``G = group_size`` responses each from the current policy (``N G`` responses counted)

@@ -1,7 +1,7 @@
-"""The head-to-head of every algorithm of the book: one suite, one budget, one table (SPEC sections 1 to 8).
+"""The head-to-head of every algorithm of the book: one suite, one budget, one table (paper sections 1 to 4).
 
 Every algorithm the book implements runs on the same instances, under the same response
-budget and the same seeds, and reports the same costs (SPEC section 8, the paper's
+budget and the same seeds, and reports the same costs (paper section 5, its
 summary claim: reference resets are coverage-preserving, fixed references are not):
 
 - :class:`Entry`: one algorithm and its settings (a superset of chapter 4's
@@ -26,7 +26,7 @@ Cost conventions (decided here, stated in every table):
   in the steps column and marked ``exact`` in the responses column; so is **exact REINFORCE**
   (population gradients, no responses);
 - **Best-of-N** is not a trained policy: its cost is ``N``, the responses drawn *per test
-  prompt*, with ``N = max_x ceil(log(1/delta) / -log(1 - c_0(x)))`` (SPEC section 1), so that
+  prompt*, with ``N = max_x ceil(log(1/delta) / -log(1 - c_0(x)))`` (paper section 1.3), so that
   on every prompt it returns an optimal response with probability ``1 - delta``; its reward is
   the exact value of the Best-of-N distribution and its steps are zero;
 - **SFT on filtered samples** draws responses from ``pi_0`` only, keeps the best ones and
@@ -133,8 +133,8 @@ class Entry:
         The label in tables and figures.
     algorithm
         One of :data:`ALGORITHMS`: chapter 4's five (:class:`~covpo.ppo_experiments.MethodSettings`),
-        ``"reinforce_kl"`` (sampled REINFORCE on ``J - beta KL(pi || pi_0)``, SPEC section 3),
-        ``"kimipo"``, ``"kimipo_norm"``, ``"rebel_onpolicy"`` (SPEC section 7), ``"npg"``
+        ``"reinforce_kl"`` (sampled REINFORCE on ``J - beta KL(pi || pi_0)``, paper section 2.1),
+        ``"kimipo"``, ``"kimipo_norm"``, ``"rebel_onpolicy"`` (paper section 4), ``"npg"``
         (sampled NPG with resets, step ``1 / beta``), ``"apmd_exact"`` (exact targets),
         ``"reinforce_exact"`` (population gradient, no KL), ``"best_of_n"`` and ``"sft_filtered"``.
     beta
@@ -280,7 +280,7 @@ def filtered_sft_log_likelihood(instance: BanditInstance, theta: np.ndarray, kep
     """Mean log-likelihood ``sum_{x,y} w(x,y) log pi_theta(y|x)`` of the kept samples, ``w = kept / sum(kept)``.
 
     ``kept`` counts, per ``(x, y)``, the base-model samples that survived the reward filter;
-    the SFT objective of :func:`filtered_sft` (SPEC section 2 policies, maximum likelihood).
+    the SFT objective of :func:`filtered_sft` (paper section 2.2 policies, maximum likelihood).
     """
     total = float(kept.sum())
     if total == 0.0:
@@ -289,7 +289,7 @@ def filtered_sft_log_likelihood(instance: BanditInstance, theta: np.ndarray, kep
 
 
 def filtered_sft_gradient(instance: BanditInstance, theta: np.ndarray, kept: np.ndarray) -> np.ndarray:
-    """Gradient of :func:`filtered_sft_log_likelihood`: ``sum_{x,y} w(x,y) (phi(x,y) - phibar_theta(x))`` (SPEC section 2)."""
+    """Gradient of :func:`filtered_sft_log_likelihood`: ``sum_{x,y} w(x,y) (phi(x,y) - phibar_theta(x))`` (paper section 2.2)."""
     total = float(kept.sum())
     if total == 0.0:
         return np.zeros(instance.dim)
@@ -334,7 +334,7 @@ def filtered_sft(
     steps of size ``eta`` on their mean log-likelihood (:func:`filtered_sft_gradient`), warm
     started. A prompt's kept samples are optimal only once an optimal response has been drawn
     for it, which takes about ``1 / c_0(x)`` draws: the method is governed by coverage
-    (SPEC section 1), and fitting suboptimal survivors can lower coverage.
+    (paper section 1.3), and fitting suboptimal survivors can lower coverage.
     """
     n_rounds = check_count("n_rounds", n_rounds)
     inner_steps = check_count("inner_steps", inner_steps)
@@ -358,7 +358,7 @@ def filtered_sft(
 
 
 def best_of_n_log_policy(instance: BanditInstance, log_probs: np.ndarray, n: int) -> np.ndarray:
-    """Log-probabilities of the response Best-of-N returns: the best of ``n`` draws from ``pi`` (SPEC section 1).
+    """Log-probabilities of the response Best-of-N returns: the best of ``n`` draws from ``pi`` (paper section 1.3).
 
     Per prompt, with ``F(v)`` the probability that one draw has reward at most ``v`` and ``p(v)``
     that it has reward exactly ``v``, the best of ``n`` draws has reward ``v`` with probability
@@ -925,7 +925,7 @@ def default_head_to_head(size: str = "book", seeds: Sequence[int] | None = None,
 
 
 def fixed_reference_gap(instances: Sequence[BanditInstance], beta: float) -> float:
-    """Largest ``J* - J(pi_beta)`` over ``instances`` for the fixed-reference optimum ``pi_0 exp(r / beta) / Z`` (SPEC section 3).
+    """Largest ``J* - J(pi_beta)`` over ``instances`` for the fixed-reference optimum ``pi_0 exp(r / beta) / Z`` (the maximizer of paper Eq. (5)).
 
     How far the best a KL penalty of strength ``beta`` toward ``pi_0`` allows stays from the
     optimum; :data:`FAMILY_BETA_FIXED_KL` is chosen so that it is at most eps/2 on the suite.

@@ -1,4 +1,4 @@
-"""Contextual-bandit instances of one-shot post-training (SPEC sections 1 and 2).
+"""Contextual-bandit instances of one-shot post-training (paper sections 1.2, 1.3 and 2.2).
 
 An instance holds everything that defines the problem: the prompt distribution ``rho``,
 a finite response set per prompt (the same number of responses for every prompt), the
@@ -117,7 +117,7 @@ def tabular_instance(
     base_probs: np.ndarray,
     prompt_probs: np.ndarray | None = None,
 ) -> BanditInstance:
-    """A tabular softmax instance: one-hot features, one logit per ``(x, y)`` (SPEC section 2).
+    """A tabular softmax instance: one-hot features, one logit per ``(x, y)`` (the one-hot case of paper section 2.2).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Exact policy mirror descent and Approximate Policy Mirror Descent (SPEC section 4).
+"""Exact policy mirror descent and Approximate Policy Mirror Descent (paper section 3.1, appendix B.3).
 
 Paper section 3.1 and appendices B.3, D and F. Exact mirror descent resets the reference
 to the current policy and jumps to the regularized optimum,
@@ -40,7 +40,7 @@ REALIZABILITY_TOLERANCE = 1e-9
 def mirror_descent_policy(instance: BanditInstance, beta: float, t: int) -> np.ndarray:
     """Closed form of the ``t``-th exact mirror-descent iterate, ``pi_0 exp(t r / beta) / Z``.
 
-    SPEC section 4: ``t`` resets at strength ``beta`` equal one fixed-reference step at
+    Paper section 3.1 and appendix B.3: ``t`` resets at strength ``beta`` equal one fixed-reference step at
     strength ``beta / t``. Returns the log-probability table; ``t = 0`` gives ``pi_0``.
     """
     beta = check_positive("beta", beta)
@@ -50,7 +50,7 @@ def mirror_descent_policy(instance: BanditInstance, beta: float, t: int) -> np.n
 
 
 def exact_mirror_descent(instance: BanditInstance, beta: float, n_iterations: int) -> Trajectory:
-    """Exact policy mirror descent ``pi_{t+1} proportional to pi_t exp(r / beta)`` (SPEC section 4).
+    """Exact policy mirror descent ``pi_{t+1} proportional to pi_t exp(r / beta)`` (paper appendix B.3).
 
     Each iteration resets the reference to ``pi_t`` and moves to the exact regularized
     optimum of ``J_beta(.; pi_t)`` on the log-probability table, so the iterate need not lie
@@ -81,7 +81,7 @@ def exact_mirror_descent(instance: BanditInstance, beta: float, n_iterations: in
 
 
 def mirror_descent_bound(instance: BanditInstance, beta: float, t: float | np.ndarray) -> float | np.ndarray:
-    """The exact mirror-descent rate ``J* - J(pi_t) <= beta E_x log(1 / c_0(x)) / t`` (SPEC section 4).
+    """The exact mirror-descent rate ``J* - J(pi_t) <= beta E_x log(1 / c_0(x)) / t`` (paper section 3.1, cf. Eq. (18); appendix B.3).
 
     ``log(1 / c_0(x))`` is ``KL(pi* || pi_0)`` for ``pi*`` the base model restricted to the
     optimal set, computed from log coverage so it stays exact however small ``c_0`` is.
@@ -98,7 +98,7 @@ def mirror_descent_bound(instance: BanditInstance, beta: float, t: float | np.nd
 
 @dataclass(frozen=True, eq=False)
 class Subproblem:
-    """The regularized problem of one APMD outer iteration (SPEC section 4, step 1).
+    """The regularized problem of one APMD outer iteration (paper section 3.1, step 1).
 
     Maximize ``J_beta(pi_theta; pi_t)`` over softmax-linear parameters; its maximizer over
     all policies is the target ``pi*_{t+1} proportional to pi_t exp(r / beta)``.
@@ -163,7 +163,7 @@ class InnerLoopContext:
 
 
 class InnerLoop(Protocol):
-    """An APMD inner loop (SPEC section 4, step 2): approximately solve one subproblem.
+    """An APMD inner loop (paper section 3.1, step 2): approximately solve one subproblem.
 
     It returns ``theta_{t+1}``, reports each gradient step through
     ``context.gradient_step_taken`` and each batch of responses through
@@ -175,7 +175,7 @@ class InnerLoop(Protocol):
 
 
 def exact_target_inner_loop(subproblem: Subproblem, context: InnerLoopContext) -> np.ndarray:
-    """Jump to the target exactly: ``theta_{t+1} = theta_t + theta_star / beta`` (SPEC section 4).
+    """Jump to the target exactly: ``theta_{t+1} = theta_t + theta_star / beta`` (paper appendix B.4.1).
 
     Exact for softmax-linear policies with a linear reward ``r = <theta_star, phi> + c(x)``,
     because ``c(x)`` cancels in the normalization. Costs nothing. Raises ``ValueError`` on an
@@ -200,7 +200,7 @@ def gradient_ascent_steps(
     """``steps`` exact gradient-ascent steps on ``J_beta(pi_theta; pi_t)`` from ``theta_t``.
 
     ``theta <- theta + eta grad J_beta(pi_theta; pi_t)`` with the population gradient of
-    SPEC section 3 (:func:`covpo.objectives.regularized_gradient`); no responses are sampled.
+    paper Eq. (13) (:func:`covpo.objectives.regularized_gradient`); no responses are sampled.
     """
     theta = np.array(subproblem.reference_theta, dtype=float)
     for _ in range(steps):
@@ -214,7 +214,7 @@ def gradient_ascent_steps(
 def gradient_ascent_inner_loop(steps: int, eta: float) -> InnerLoop:
     """The inner loop of ``steps`` exact gradient-ascent steps at learning rate ``eta``.
 
-    APMD with ``K = steps`` gradient steps per reset, the variant that SPEC section 5 compares
+    APMD with ``K = steps`` gradient steps per reset, the variant that paper appendix C.1 compares
     with REINFORCE (paper Figure 2).
     """
     steps = check_count("steps", steps)
@@ -241,7 +241,7 @@ class APMDResult:
         ``theta_0, ..., theta_T``, shape ``(n_iterations + 1, dim)``.
     inner_kl
         ``E_x KL(pi_{t+1} || pi*_{t+1})`` for ``t = 0, ..., T-1``: the accuracy of each inner
-        loop, equal to its regularized objective gap divided by ``beta`` (SPEC section 4).
+        loop, equal to its regularized objective gap divided by ``beta`` (paper section 3.1).
     """
 
     trajectory: Trajectory
@@ -260,7 +260,7 @@ def apmd(
     algorithm: str = "APMD",
     settings: dict | None = None,
 ) -> APMDResult:
-    """Approximate Policy Mirror Descent as a meta-algorithm (SPEC section 4, paper section 3.1).
+    """Approximate Policy Mirror Descent as a meta-algorithm (paper section 3.1).
 
     From ``theta_0``, each outer iteration resets the reference to ``pi_t`` (one reset),
     forms the target ``pi*_{t+1} proportional to pi_t exp(r / beta)``, and lets ``inner_loop``
@@ -320,7 +320,7 @@ def apmd(
 
 @dataclass(frozen=True, eq=False)
 class MirrorDescentRate:
-    """Exact mirror descent's suboptimality next to its bound, per instance and ``beta`` (SPEC section 4).
+    """Exact mirror descent's suboptimality next to its bound, per instance and ``beta`` (paper appendix B.3).
 
     Attributes
     ----------
@@ -358,7 +358,7 @@ def mirror_descent_rate(
 ) -> MirrorDescentRate:
     """Run exact mirror descent on each instance at each ``beta`` and set its rate bound beside it.
 
-    SPEC section 4: ``J* - J(pi_T) <= beta E_x log(1 / c_0(x)) / T``
+    Paper section 3.1 (cf. Eq. (18)) and appendix B.3: ``J* - J(pi_T) <= beta E_x log(1 / c_0(x)) / T``
     (:func:`mirror_descent_bound`). Because ``pi_T`` depends on ``T / beta`` only
     (:func:`mirror_descent_policy`), the resets needed for a given accuracy grow in
     proportion to ``beta``; ``resets_to_eps`` measures it.

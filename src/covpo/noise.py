@@ -1,4 +1,4 @@
-"""Stochastic noise and coverage collapse, over many seeds (SPEC sections 3, 5 and 6).
+"""Stochastic noise and coverage collapse, over many seeds (paper sections 2.1 and 3.2; our experiment).
 
 The paper's lower bound and its constructions use exact gradients; what sampling noise does to
 coverage it leaves open. This module measures it on the stacked collapse family of chapter 4

@@ -1,6 +1,6 @@
 """A two-layer network policy beyond softmax-linear, and the algorithms of the book run on it.
 
-The paper's guarantees are for softmax-linear policies over frozen features (SPEC section 2);
+The paper's guarantees are for softmax-linear policies over frozen features (paper section 2.2);
 its authors list parameter sharing beyond linear as open. This module is a small, exact
 laboratory for that question. The policy is a softmax over a two-layer ``tanh`` network of the
 instance's features, with an optional linear skip term:
@@ -14,9 +14,9 @@ the logit table ``f``, so one hand-written backward pass (:func:`logit_backprop`
 over all prompts and responses) turns the logit sensitivity ``dL/df(x, y)`` of any objective
 into its exact parameter gradient:
 
-- ``J`` and ``J_beta(.; pi_ref)`` (SPEC section 3): ``dL/df(x, y) = rho(x) pi(y|x) (a(x, y) - E_pi a)``
+- ``J`` and ``J_beta(.; pi_ref)`` (paper Eqs. (5) and (13)): ``dL/df(x, y) = rho(x) pi(y|x) (a(x, y) - E_pi a)``
   with ``a = r`` or ``a = r - beta log(pi / pi_ref)``;
-- a batch average ``mean_i c_i log pi(y_i|x_i)`` (sampled REINFORCE, PPO-NoClip of SPEC section 6):
+- a batch average ``mean_i c_i log pi(y_i|x_i)`` (sampled REINFORCE, PPO-NoClip of paper section 3.2):
   ``dL/df(x, y) = mean_i c_i (1[x = x_i, y = y_i] - 1[x = x_i] pi(y|x))``.
 
 The algorithms mirror the softmax-linear ones and fill the shared
@@ -318,7 +318,7 @@ def _check_reference(instance: BanditInstance, log_reference: np.ndarray) -> np.
 
 
 def network_reward_gradient(instance: BanditInstance, network: TwoLayerNetwork, params: np.ndarray) -> np.ndarray:
-    """Exact ``grad J(pi_params)`` (SPEC section 3) through the network."""
+    """Exact ``grad J(pi_params)`` (paper appendix B.2) through the network."""
     passed = forward(instance, network, params)
     sensitivity = population_sensitivity(instance, passed.log_probs, instance.rewards)
     return _backprop(instance, network, params, sensitivity, passed.hidden)
@@ -331,7 +331,7 @@ def network_regularized_gradient(
     log_reference: np.ndarray,
     beta: float,
 ) -> np.ndarray:
-    """Exact ``grad [J(pi) - beta E_x KL(pi || pi_ref)]`` (SPEC section 3) through the network.
+    """Exact ``grad [J(pi) - beta E_x KL(pi || pi_ref)]`` (paper Eqs. (5) and (13)) through the network.
 
     The logit sensitivity is that of the shaped reward ``r - beta log(pi / pi_ref)``
     (:func:`population_sensitivity`); the KL's own score term has mean zero under ``pi``.
@@ -444,7 +444,7 @@ def network_exact_reinforce(
     beta: float | None = None,
     record_every: int = 1,
 ) -> Trajectory:
-    """Exact REINFORCE through the network: ``params <- params + eta grad J_beta(pi; pi_0)`` (SPEC section 3).
+    """Exact REINFORCE through the network: ``params <- params + eta grad J_beta(pi; pi_0)`` (paper section 2.1).
 
     The counterpart of :func:`covpo.reinforce.exact_reinforce`: one gradient step per update,
     no responses; ``beta = None`` ascends plain ``J``, otherwise the reference is the
@@ -489,7 +489,7 @@ def _reset_loop(
     solver: InnerSolver,
     record_each_step: bool,
 ) -> APMDResult:
-    """APMD's outer loop (SPEC section 4) for the network: reset ``pi_ref <- pi_t``, then solve.
+    """APMD's outer loop (paper section 3.1) for the network: reset ``pi_ref <- pi_t``, then solve.
 
     One reset per outer iteration; the solver reports each gradient step through ``on_step``,
     which counts it and, with ``record_each_step``, records the iterate. Otherwise each outer
@@ -528,7 +528,7 @@ def network_exact_apmd(
     eta: float,
     record_each_step: bool = False,
 ) -> APMDResult:
-    """Exact APMD through the network: reset ``pi_ref <- pi_t``, then ``K`` exact gradient steps (SPEC section 4).
+    """Exact APMD through the network: reset ``pi_ref <- pi_t``, then ``K`` exact gradient steps (paper section 3.1).
 
     Each outer iteration ascends ``J(pi) - beta E_x KL(pi || pi_t)`` from ``params_t`` with
     :func:`network_regularized_gradient`, the counterpart of
@@ -582,7 +582,7 @@ def network_sampled_gradient(
     beta: float | None = None,
     baseline: str = "leave_one_out",
 ) -> np.ndarray:
-    """The REINFORCE estimate ``mean_i A_i grad log pi(y_i|x_i)`` of ``grad J_beta(pi; pi_0)`` (SPEC section 3).
+    """The REINFORCE estimate ``mean_i A_i grad log pi(y_i|x_i)`` of ``grad J_beta(pi; pi_0)`` (sampled, after paper section 2.1).
 
     As :func:`covpo.reinforce.sampled_gradient`, with the network's score: ``A_i`` is
     ``r - beta log(pi / pi_0)`` (just ``r`` when ``beta`` is ``None``) minus a leave-one-out or
@@ -613,7 +613,7 @@ def network_sampled_reinforce(
     baseline: str = "leave_one_out",
     record_every: int = 1,
 ) -> Trajectory:
-    """Stochastic REINFORCE through the network (SPEC section 3), as :func:`covpo.reinforce.sampled_reinforce`.
+    """Stochastic REINFORCE through the network (paper section 2.1, sampled), as :func:`covpo.reinforce.sampled_reinforce`.
 
     Each step draws ``batch_size`` pairs ``x ~ rho, y ~ pi(.|x)`` from ``rng`` (prompts first,
     then responses, the same order as the linear version) and steps along
@@ -658,7 +658,7 @@ def _noclip_terms(
 def network_ppo_noclip_objective(
     instance: BanditInstance, network: TwoLayerNetwork, params: np.ndarray, batch: ResponseBatch, beta: float
 ) -> float:
-    """PPO-NoClip's ``L_t = mean_i [w_i r_i - beta (w_i log w_i - w_i + 1)]`` for the network (SPEC section 6).
+    """PPO-NoClip's ``L_t = mean_i [w_i r_i - beta (w_i log w_i - w_i + 1)]`` for the network (paper Algorithm 1, cf. Eq. (20)).
 
     The objective of :func:`covpo.ppo.ppo_noclip_objective`, with
     ``w_i = pi_params(y_i|x_i) / pi_t(y_i|x_i)`` and ``pi_t`` the policy ``batch`` was drawn from.
@@ -699,7 +699,7 @@ def network_ppo_noclip(
     rng: np.random.Generator,
     record_each_step: bool = False,
 ) -> APMDResult:
-    """PPO-NoClip (paper Algorithm 1, SPEC section 6) through the network: APMD with a reused batch.
+    """PPO-NoClip (paper Algorithm 1, section 3.2) through the network: APMD with a reused batch.
 
     Each outer iteration resets ``pi_ref <- pi_t``, draws ``N = batch_size`` prompts with one
     response each from ``pi_t`` (:func:`covpo.ppo.draw_batch`) and takes ``K = inner_steps``
@@ -962,7 +962,7 @@ class NonlinearExperiment:
         ``J* - J`` of the last iterate.
     max_inner_kl
         For the reset methods, the worst inner-loop accuracy ``max_t E_x KL(pi_{t+1} || pi*_{t+1})``
-        (the quantity APMD's guarantee needs small, SPEC section 4); ``nan`` for REINFORCE.
+        (the quantity APMD's guarantee needs small, paper section 3.1); ``nan`` for REINFORCE.
     diverged
         Whether the run stopped on a non-finite step.
     trajectories

@@ -1,4 +1,4 @@
-"""Natural policy gradient for softmax-linear policies (SPEC section 7, paper appendix M).
+"""Natural policy gradient for softmax-linear policies (paper appendix M).
 
 NPG preconditions the reward gradient with the Fisher information
 ``F(theta) = E_x Cov_{y~pi_theta}(phi(x, y))``. For softmax-linear policies the natural
@@ -36,7 +36,7 @@ def _centered_features(instance: BanditInstance, log_probs: np.ndarray) -> np.nd
 
 
 def fisher_information(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
-    """``F(theta) = E_x E_{y~pi_theta}[(phi - phibar)(phi - phibar)^T]``, shape ``(d, d)`` (SPEC section 2)."""
+    """``F(theta) = E_x E_{y~pi_theta}[(phi - phibar)(phi - phibar)^T]``, shape ``(d, d)`` (standard; paper section 2.2's class)."""
     log_probs = log_policy(instance, theta)
     centered = _centered_features(instance, log_probs)
     weights = instance.prompt_probs[:, None] * np.exp(log_probs)
@@ -74,7 +74,7 @@ def npg_direction(instance: BanditInstance, theta: np.ndarray, advantages: np.nd
 
 
 def npg_step(instance: BanditInstance, theta: np.ndarray, beta: float) -> np.ndarray:
-    """``theta + w*(theta) / beta``: one exact NPG step of size ``1 / beta`` (SPEC section 7).
+    """``theta + w*(theta) / beta``: one exact NPG step of size ``1 / beta`` (paper appendix M).
 
     Under a linear reward this is the exact mirror-descent target ``theta + theta_star / beta``
     as a policy.
@@ -165,7 +165,7 @@ def npg(
     rng: np.random.Generator | None = None,
     record_each_step: bool = False,
 ) -> APMDResult:
-    """Natural policy gradient with step size ``1 / beta`` run as APMD (SPEC section 7, paper appendix M).
+    """Natural policy gradient with step size ``1 / beta`` run as APMD (paper appendix M).
 
     Exact (``batch_size=None``: :func:`npg_inner_loop`) or sampled
     (:func:`sampled_npg_inner_loop`, which needs ``rng``). Each outer iteration is one reset

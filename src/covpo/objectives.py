@@ -1,4 +1,4 @@
-"""Objectives, their exact gradients, and the closed-form regularized optimum (SPEC section 3)."""
+"""Objectives, their exact gradients, and the closed-form regularized optimum (paper Eqs. (5) and (13), section 3.1, appendix B)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from covpo.validation import check_log_distribution, check_positive, check_shape
 def regularized_objective(
     instance: BanditInstance, log_probs: np.ndarray, log_ref: np.ndarray, beta: float
 ) -> float:
-    """``J_beta(pi; pi_ref) = J(pi) - beta E_x KL(pi(.|x) || pi_ref(.|x))`` (SPEC section 3)."""
+    """``J_beta(pi; pi_ref) = J(pi) - beta E_x KL(pi(.|x) || pi_ref(.|x))`` (paper Eqs. (5) and (13))."""
     beta = check_positive("beta", beta)
     return expected_reward(instance, log_probs) - beta * expected_kl(instance, log_probs, log_ref)
 
@@ -27,7 +27,7 @@ def _score_weighted_sum(instance: BanditInstance, log_probs: np.ndarray, advanta
 
 
 def reward_gradient(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
-    """``grad J(pi_theta) = E_x E_{y~pi}[(r - V(x)) (phi - phibar(x))]`` (SPEC section 3)."""
+    """``grad J(pi_theta) = E_x E_{y~pi}[(r - V(x)) (phi - phibar(x))]`` (standard; paper section 2.2's class)."""
     return _score_weighted_sum(instance, log_policy(instance, theta), instance.rewards)
 
 
@@ -49,7 +49,7 @@ def regularized_gradient(
 
 
 def regularized_optimum(instance: BanditInstance, log_ref: np.ndarray, beta: float) -> np.ndarray:
-    """Log-probabilities of ``pi_beta = pi_ref exp(r / beta) / Z`` (SPEC section 3), exactly normalized."""
+    """Log-probabilities of ``pi_beta = pi_ref exp(r / beta) / Z`` (paper section 3.1's target, reference ``pi_ref``), exactly normalized."""
     beta = check_positive("beta", beta)
     log_ref = check_log_distribution("log_ref", log_ref)
     check_shape("log_ref", log_ref, instance.rewards.shape)
@@ -60,6 +60,6 @@ def regularized_optimum(instance: BanditInstance, log_ref: np.ndarray, beta: flo
 def regularized_gap(
     instance: BanditInstance, log_probs: np.ndarray, log_ref: np.ndarray, beta: float
 ) -> float:
-    """``beta E_x KL(pi || pi_beta)``, which equals ``J_beta(pi_beta) - J_beta(pi)`` (SPEC section 3)."""
+    """``beta E_x KL(pi || pi_beta)``, which equals ``J_beta(pi_beta) - J_beta(pi)`` (a standard identity; our reconstruction)."""
     target = regularized_optimum(instance, log_ref, beta)
     return beta * float(instance.prompt_probs @ kl_per_prompt(log_probs, target))

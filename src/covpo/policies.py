@@ -1,4 +1,4 @@
-"""Softmax-linear policies in log space (SPEC section 2).
+"""Softmax-linear policies in log space (paper section 2.2).
 
 A policy is represented by its table of log-probabilities ``log pi(y|x)``, shape
 ``(n_prompts, n_responses)``. Everything that is computed from a policy (KL, coverage,
@@ -22,7 +22,7 @@ def logits(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
 
 
 def log_policy(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
-    """``log pi_theta(y|x) = <theta, phi(x,y)> - log sum_y' exp <theta, phi(x,y')>`` (SPEC section 2)."""
+    """``log pi_theta(y|x) = <theta, phi(x,y)> - log sum_y' exp <theta, phi(x,y')>`` (paper section 2.2)."""
     scores = logits(instance, theta)
     return scores - logsumexp(scores, axis=1, keepdims=True)
 
@@ -65,7 +65,7 @@ def expected_kl(instance: BanditInstance, log_p: np.ndarray, log_q: np.ndarray) 
 
 
 def log_coverage(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
-    """``log pi(Y*(x)|x)`` per prompt, by log-sum-exp over the optimal set (SPEC section 1).
+    """``log pi(Y*(x)|x)`` per prompt, by log-sum-exp over the optimal set (paper section 1.3).
 
     Exact far below ``1e-300``, where the probability itself would underflow.
     """
@@ -74,7 +74,7 @@ def log_coverage(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
 
 
 def coverage_coefficient(instance: BanditInstance, log_probs: np.ndarray) -> float:
-    """``C_cov = E_x [1 / pi(Y*(x)|x)]`` (SPEC section 1); may overflow to ``inf`` after collapse."""
+    """``C_cov = E_x [1 / pi(Y*(x)|x)]`` (paper section 1.3); may overflow to ``inf`` after collapse."""
     with np.errstate(over="ignore"):
         return float(instance.prompt_probs @ np.exp(-log_coverage(instance, log_probs)))
 
@@ -86,7 +86,7 @@ def value_per_prompt(instance: BanditInstance, log_probs: np.ndarray) -> np.ndar
 
 
 def expected_reward(instance: BanditInstance, log_probs: np.ndarray) -> float:
-    """``J(pi) = E_x E_{y~pi} r(x, y)`` (SPEC section 1)."""
+    """``J(pi) = E_x E_{y~pi} r(x, y)`` (paper section 1.2)."""
     return float(instance.prompt_probs @ value_per_prompt(instance, log_probs))
 
 

@@ -1,4 +1,4 @@
-"""PPO-NoClip and PPO-Lite: importance-weighted inner loops for APMD (SPEC section 6).
+"""PPO-NoClip and PPO-Lite: importance-weighted inner loops for APMD (paper section 3).
 
 Paper sections 3.2 and 3.3, Algorithms 1 and 2, appendices G and H. Each outer iteration
 ``t`` of APMD (:func:`covpo.mirror_descent.apmd`) draws one batch of ``N`` prompts with one
@@ -15,7 +15,7 @@ correcting for the drift of ``pi_theta`` away from ``pi_t`` with the importance 
   PPO-NoClip.
 
 The gradients are written out with the softmax-linear score
-``grad log pi_theta(y|x) = phi(x, y) - phibar_theta(x)`` (SPEC section 2) and are vectorized
+``grad log pi_theta(y|x) = phi(x, y) - phibar_theta(x)`` (paper section 2.2) and are vectorized
 over the batch. Costs go to the run's shared :class:`~covpo.trajectory.TrajectoryRecorder`
 (``N`` responses and ``K`` gradient steps per outer iteration, one reset). The importance
 ratios and the clip activity, which the trajectory does not hold, go to an optional
@@ -116,7 +116,7 @@ class BatchTerms:
 
 
 def batch_terms(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch) -> BatchTerms:
-    """Log-probabilities, log importance ratios and softmax-linear scores on ``batch`` (SPEC section 2)."""
+    """Log-probabilities, log importance ratios and softmax-linear scores on ``batch`` (paper section 2.2)."""
     log_probs = log_policy(instance, theta)
     mean_features = np.einsum("xy,xyd->xd", np.exp(log_probs), instance.features)
     scores = instance.features[batch.prompts, batch.responses] - mean_features[batch.prompts]
@@ -135,8 +135,8 @@ def prompt_kl(
     """Exact ``mean_i KL(pi_theta(.|x_i) || pi_ref(.|x_i))`` over the sampled prompts, and its gradient.
 
     Responses are enumerable, so each sampled prompt's KL is a sum over ``y``; the gradient
-    is ``mean_i E_{y~pi_theta(.|x_i)}[(log pi_theta/pi_ref - KL_{x_i}) (phi - phibar)]`` (SPEC
-    section 3), formed once per distinct prompt and weighted by how often it was drawn.
+    is ``mean_i E_{y~pi_theta(.|x_i)}[(log pi_theta/pi_ref - KL_{x_i}) (phi - phibar)]`` (the
+    standard KL gradient), formed once per distinct prompt and weighted by how often it was drawn.
     """
     weights = np.bincount(np.ravel(prompts), minlength=instance.n_prompts) / np.size(prompts)
     kl = kl_per_prompt(log_probs, log_reference)
@@ -154,7 +154,7 @@ def _check_beta(beta: float) -> float:
 
 
 def ppo_noclip_objective(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, beta: float) -> float:
-    """PPO-NoClip's ``L_t(theta) = mean_i [w_i r_i - beta (w_i log w_i - w_i + 1)]`` (SPEC section 6, Algorithm 1).
+    """PPO-NoClip's ``L_t(theta) = mean_i [w_i r_i - beta (w_i log w_i - w_i + 1)]`` (paper Algorithm 1, cf. Eq. (20)).
 
     ``w_i = pi_theta(y_i|x_i) / pi_t(y_i|x_i)`` with ``pi_t`` the policy the batch was drawn
     from. Unbiased for ``J(pi_theta) - beta E_x KL(pi_theta || pi_t)``.
@@ -177,7 +177,7 @@ def ppo_noclip_gradient(instance: BanditInstance, theta: np.ndarray, batch: Resp
 
 
 def default_clip_thresholds(beta: float, max_reward: float) -> tuple[float, float]:
-    """``(exp(-R / beta), exp(R / beta))``: the narrowest interval that never clips the target (SPEC section 6).
+    """``(exp(-R / beta), exp(R / beta))``: the narrowest interval that never clips the target (paper section 3.3).
 
     The target ratio is ``pi*_{t+1} / pi_t = exp(r / beta) / Z_t(x)`` with
     ``Z_t(x) = E_{pi_t} exp(r / beta)`` in ``[1, exp(R / beta)]`` for rewards in ``[0, R]``, so
@@ -258,7 +258,7 @@ def ppo_lite_objective(
     thresholds: tuple[float, float] | None = None,
     kl: str = "exact",
 ) -> float:
-    """PPO-Lite's ``mean_i clip(w_i, c_lo, c_hi) r_i - beta KL-term`` (SPEC section 6, Algorithm 2).
+    """PPO-Lite's ``mean_i clip(w_i, c_lo, c_hi) r_i - beta KL-term`` (paper section 3.3, Algorithm 2).
 
     Parameters
     ----------
@@ -539,7 +539,7 @@ def ppo_noclip_steps(
 def ppo_noclip_inner_loop(
     batch_size: int, inner_steps: int, eta: float, ratios: RatioRecorder | None = None
 ) -> InnerLoop:
-    """The PPO-NoClip inner loop for :func:`covpo.mirror_descent.apmd` (SPEC section 6, Algorithm 1).
+    """The PPO-NoClip inner loop for :func:`covpo.mirror_descent.apmd` (paper section 3.2, Algorithm 1).
 
     Parameters
     ----------
@@ -593,7 +593,7 @@ def ppo_lite_inner_loop(
     kl: str = "exact",
     ratios: RatioRecorder | None = None,
 ) -> InnerLoop:
-    """The PPO-Lite inner loop for :func:`covpo.mirror_descent.apmd` (SPEC section 6, Algorithm 2).
+    """The PPO-Lite inner loop for :func:`covpo.mirror_descent.apmd` (paper section 3.3, Algorithm 2).
 
     Parameters
     ----------
@@ -694,7 +694,7 @@ def ppo_noclip(
     rng: np.random.Generator,
     record_each_step: bool = False,
 ) -> PolicyOptimizationRun:
-    """PPO-NoClip (paper Algorithm 1, SPEC section 6): APMD with :func:`ppo_noclip_inner_loop`.
+    """PPO-NoClip (paper Algorithm 1, section 3.2): APMD with :func:`ppo_noclip_inner_loop`.
 
     ``T = n_iterations`` resets; each costs ``N = batch_size`` responses and ``K = inner_steps``
     gradient steps. All randomness comes from ``rng``, so a seed fixes the run bit for bit.
@@ -719,7 +719,7 @@ def ppo_lite(
     kl: str = "exact",
     record_each_step: bool = False,
 ) -> PolicyOptimizationRun:
-    """PPO-Lite (paper Algorithm 2, SPEC section 6): APMD with :func:`ppo_lite_inner_loop`.
+    """PPO-Lite (paper Algorithm 2, section 3.3): APMD with :func:`ppo_lite_inner_loop`.
 
     The thresholds actually used are stored in the trajectory's settings.
     """

@@ -1,11 +1,11 @@
-"""The measurements of chapter 4: PPO-NoClip, PPO-Lite and GRPO-style runs side by side (SPEC section 6).
+"""The measurements of chapter 4: PPO-NoClip, PPO-Lite and GRPO-style runs side by side (paper section 3).
 
 Paper sections 3.2 and 3.3, appendices G and H. The algorithms live in :mod:`covpo.ppo`,
 :mod:`covpo.grpo` and :mod:`covpo.reinforce`; this module runs them at settings the chapter
 prints and returns frozen records for the figures of :mod:`covpo.plots.ppo`:
 
 - :func:`stacked_collapse_instance`: several prompts, each a tabular copy of the coverage-collapse
-  bandit of SPEC section 5, with its base coverage as the dial;
+  bandit of paper section 2.1 (our instance), with its base coverage as the dial;
 - :func:`ratio_spread` and :func:`ratio_bounds_by_beta`: the importance weights of PPO-NoClip
   per outer iteration, and their extremes against ``[exp(-R/beta), exp(R/beta)]``;
 - :func:`clip_width_thresholds` and :func:`clip_activity_grid`: how often PPO-Lite clips as
@@ -108,7 +108,7 @@ def stacked_collapse_instance(
     distractor_ratio: float = 2.0,
     n_zero: int = 100,
 ) -> BanditInstance:
-    """``n_prompts`` tabular copies of the coverage-collapse bandit (SPEC section 5), one per prompt.
+    """``n_prompts`` tabular copies of the coverage-collapse bandit (our instance of paper section 2.1), one per prompt.
 
     Every prompt has an optimal response (reward 1), a distractor (reward ``1 - gap``) and
     ``n_zero`` zero-reward responses; the base model gives the optimal response probability
@@ -172,7 +172,7 @@ def _weighted_quantiles(values: np.ndarray, weights: np.ndarray, levels: np.ndar
 
 @dataclass(frozen=True, eq=False)
 class RatioSpread:
-    """The importance weights of one run, outer iteration by outer iteration (SPEC section 6).
+    """The importance weights of one run, outer iteration by outer iteration (paper section 3.2).
 
     Attributes
     ----------
@@ -267,7 +267,7 @@ def _iterations_for(beta: float, horizon: float) -> int:
 
 @dataclass(frozen=True, eq=False)
 class RatioBoundsTable:
-    """PPO-NoClip's importance-ratio extremes against ``beta`` (SPEC section 6, paper appendix G).
+    """PPO-NoClip's importance-ratio extremes against ``beta`` (paper section 3.2, appendix G).
 
     Attributes
     ----------
@@ -328,7 +328,7 @@ def ratio_bounds_by_beta(
     """Run PPO-NoClip at each ``beta`` with ``eta = eta_beta / beta`` and record its ratio extremes.
 
     Each run takes ``T = ceil(horizon beta)`` outer iterations, so every run covers the same
-    mirror-descent time ``T / beta`` (SPEC section 4), and uses ``np.random.default_rng(seed)``.
+    mirror-descent time ``T / beta`` (paper section 3.1, Eq. (18)), and uses ``np.random.default_rng(seed)``.
     """
     betas = check_finite_array("betas", betas, ndim=1)
     eta_beta = check_positive("eta_beta", eta_beta)
@@ -394,7 +394,7 @@ def target_log_ratio_extent(instance: BanditInstance, thetas: np.ndarray, beta: 
     """``max_t max_{x,y} |log pi*_{t+1}(y|x) / pi_t(y|x)|`` over the references ``pi_t = pi_{thetas[t]}``, in units of ``R / beta``.
 
     The target ratio is ``exp(r / beta) / Z_t(x)`` with ``Z_t(x)`` in ``[1, exp(R / beta)]``, so
-    the result is at most 1: the default interval never clips the target (SPEC section 6).
+    the result is at most 1: the default interval never clips the target (paper section 3.3).
     References are every row of ``thetas`` but the last; with all rewards 0 the result is 0.
     """
     beta = check_positive("beta", beta)
@@ -412,7 +412,7 @@ def target_log_ratio_extent(instance: BanditInstance, thetas: np.ndarray, beta: 
 
 @dataclass(frozen=True, eq=False)
 class ClipActivity:
-    """PPO-Lite over a grid of ``beta`` and clipping intervals (SPEC section 6, Algorithm 2).
+    """PPO-Lite over a grid of ``beta`` and clipping intervals (paper section 3.3, Algorithm 2).
 
     Attributes
     ----------
@@ -1238,7 +1238,7 @@ def collapse_family_methods() -> tuple[MethodSettings, ...]:
 
 
 def practice_recipes(eta: float = 16.0) -> tuple[MethodSettings, ...]:
-    """The common recipe of SPEC section 6 in three variants: GRPO-style with the reference fixed at ``pi_0``.
+    """The common practice recipe in three variants (our practice notes, not the paper): GRPO-style with the reference fixed at ``pi_0``.
 
     ``N = 32`` prompts with ``G = 8`` responses, clip ``epsilon = 0.2``, learning rate ``eta``:
     one inner step without KL, one inner step with the k3 penalty toward ``pi_0`` at

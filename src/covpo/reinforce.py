@@ -1,4 +1,4 @@
-"""REINFORCE on softmax-linear bandits, with a KL penalty toward the fixed base model (SPEC section 3).
+"""REINFORCE on softmax-linear bandits, with a KL penalty toward the fixed base model (paper section 2.1).
 
 Both variants ascend ``J_beta(pi_theta; pi_0) = J(pi_theta) - beta E_x KL(pi_theta || pi_0)``
 (plain ``J`` when ``beta`` is ``None``) with a constant learning rate:
@@ -58,7 +58,7 @@ def exact_reinforce(
     record_every: int = 1,
     theta: np.ndarray | None = None,
 ) -> Trajectory:
-    """Exact REINFORCE: ``theta <- theta + eta grad J_beta(pi_theta; pi_0)`` (SPEC section 3).
+    """Exact REINFORCE: ``theta <- theta + eta grad J_beta(pi_theta; pi_0)`` (paper section 2.1).
 
     Parameters
     ----------
@@ -110,7 +110,7 @@ def sampled_gradient(
     beta: float | None = None,
     baseline: str = "leave_one_out",
 ) -> np.ndarray:
-    """The REINFORCE estimate ``mean_i A_i (phi(x_i, y_i) - phibar(x_i))`` of ``grad J_beta`` (SPEC section 3).
+    """The REINFORCE estimate ``mean_i A_i (phi(x_i, y_i) - phibar(x_i))`` of ``grad J_beta`` (sampled, after paper section 2.1).
 
     ``A_i`` is the shaped reward ``r - beta log(pi_theta / pi_0)`` (just ``r`` without
     ``beta``) minus a baseline: the mean of the *other* samples (``"leave_one_out"``, unbiased)
@@ -145,7 +145,7 @@ def sampled_reinforce(
     record_every: int = 1,
     theta: np.ndarray | None = None,
 ) -> Trajectory:
-    """Stochastic REINFORCE: each step draws ``batch_size`` pairs ``x ~ rho, y ~ pi_theta(.|x)`` (SPEC section 3).
+    """Stochastic REINFORCE: each step draws ``batch_size`` pairs ``x ~ rho, y ~ pi_theta(.|x)`` (sampled, after paper section 2.1).
 
     The update is ``theta <- theta + eta g`` with ``g`` from :func:`sampled_gradient`.
 

@@ -1,6 +1,6 @@
 """Responses as token sequences: an exact, enumerable autoregressive laboratory.
 
-The paper treats a response as one unit (SPEC section 1) and lists "responses are token
+The paper treats a response as one unit (paper section 5) and lists "responses are token
 sequences, and policy ratios over full responses can be large" as an open question. Here a
 response is a sequence ``y = (y_0, ..., y_{L-1})`` of ``L`` tokens from a vocabulary of
 ``V``, and the policy is tabular autoregressive: one logit per (prompt, prefix, next token),
@@ -8,7 +8,7 @@ response is a sequence ``y = (y_0, ..., y_{L-1})`` of ``L`` tokens from a vocabu
     pi_theta(y|x) = prod_t softmax(theta[x, y_<t, :])[y_t],
 
 which represents every full-support distribution over the ``V**L`` sequences (so the
-regularized targets of SPEC sections 3 and 4 stay in the class) but couples sequences that
+regularized targets of paper sections 2.1 and 3.1 stay in the class) but couples sequences that
 share a prefix. With ``V**L`` in the thousands everything is enumerable, so rewards, KL,
 coverage and gradients are exact; the reward is on the whole sequence.
 
@@ -19,9 +19,9 @@ numbered ``sum_{j<l} V**j`` plus their base-``V`` value. Parameters ``theta`` ha
 ``(n_prompts, n_prefixes, V)`` with ``n_prefixes = sum_{l<L} V**l``.
 
 The module follows the package's data flow: the instance (with a coverage-collapse
-construction after SPEC section 5), the policy and its exact gradients, the algorithms
+construction after paper section 2.1), the policy and its exact gradients, the algorithms
 (exact REINFORCE, exact APMD with resets, sampled REINFORCE, and a sampled PPO-NoClip-style
-reset method with sequence-level or per-token importance ratios, SPEC section 6), each
+reset method with sequence-level or per-token importance ratios, after paper section 3.2), each
 returning the shared :class:`~covpo.trajectory.Trajectory`, and one experiment that a
 chapter calls in one line.
 """
@@ -175,7 +175,7 @@ class SequenceInstance:
 
     @property
     def optimal_value(self) -> float:
-        """``J* = E_x max_y r(x, y)`` (SPEC section 1)."""
+        """``J* = E_x max_y r(x, y)`` (paper section 1.2)."""
         return float(self.prompt_probs @ self.rewards.max(axis=1))
 
 
@@ -226,7 +226,7 @@ def sequence_collapse_instance(
     n_prompts: int = 1,
     rng: np.random.Generator | int | None = None,
 ) -> SequenceInstance:
-    """The coverage-collapse bandit of SPEC section 5 with token-sequence responses.
+    """The coverage-collapse bandit of paper section 2.1 (our instance) with token-sequence responses.
 
     For each prompt, one optimal sequence (reward 1), one distractor (reward ``1 - gap``)
     and ``V**L - 2`` zero-reward sequences. The base model gives the optimal sequence
@@ -334,13 +334,13 @@ def _check_table(instance: SequenceInstance, name: str, table: np.ndarray) -> np
 
 
 def expected_reward(instance: SequenceInstance, log_probs: np.ndarray) -> float:
-    """``J(pi) = E_x E_{y~pi(.|x)} r(x, y)`` over whole sequences (SPEC section 1)."""
+    """``J(pi) = E_x E_{y~pi(.|x)} r(x, y)`` over whole sequences (paper section 1.2)."""
     log_probs = _check_table(instance, "log_probs", log_probs)
     return float(instance.prompt_probs @ np.sum(np.exp(log_probs) * instance.rewards, axis=1))
 
 
 def log_coverage(instance: SequenceInstance, log_probs: np.ndarray) -> np.ndarray:
-    """``log pi(Y*(x)|x)`` per prompt by log-sum-exp over the optimal sequences (SPEC section 1)."""
+    """``log pi(Y*(x)|x)`` per prompt by log-sum-exp over the optimal sequences (paper section 1.3)."""
     log_probs = _check_table(instance, "log_probs", log_probs)
     return logsumexp(np.where(instance.optimal_mask, log_probs, -np.inf), axis=1)
 
@@ -355,7 +355,7 @@ def expected_kl(instance: SequenceInstance, log_p: np.ndarray, log_q: np.ndarray
 def regularized_objective(
     instance: SequenceInstance, theta: np.ndarray, log_reference: np.ndarray, beta: float
 ) -> float:
-    """``J(pi_theta) - beta E_x KL(pi_theta || pi_ref)`` over whole sequences (SPEC section 3)."""
+    """``J(pi_theta) - beta E_x KL(pi_theta || pi_ref)`` over whole sequences (paper Eqs. (5) and (13))."""
     beta = check_positive("beta", beta)
     log_probs = sequence_log_policy(instance, theta)
     return expected_reward(instance, log_probs) - beta * expected_kl(instance, log_probs, log_reference)
@@ -391,7 +391,7 @@ def token_score_sum(instance: SequenceInstance, theta: np.ndarray, coefficients:
     The form of every gradient in this module. With ``c`` of shape ``(n_prompts, V**L)`` (one
     coefficient per sequence) it is ``sum_{x, y} c[x, y] grad log pi_theta(y|x)``. The token
     score is ``d log pi(y_t|x, h) / d theta[x, h, a] = 1[a = y_t] - pi(a|x, h)`` at the
-    sequence's own prefix ``h = y_<t`` and zero elsewhere (SPEC section 2, tabular softmax
+    sequence's own prefix ``h = y_<t`` and zero elsewhere (paper section 2.2, tabular softmax
     at each prefix).
     """
     expected_shapes = {
@@ -421,7 +421,7 @@ def _exact_policy_gradient(
 
 
 def reward_gradient(instance: SequenceInstance, theta: np.ndarray) -> np.ndarray:
-    """Exact ``grad J(pi_theta) = E_x E_{y~pi}[(r(x, y) - V(x)) grad log pi_theta(y|x)]`` (SPEC section 3).
+    """Exact ``grad J(pi_theta) = E_x E_{y~pi}[(r(x, y) - V(x)) grad log pi_theta(y|x)]`` (paper appendix B.2).
 
     Enumerates all ``V**L`` sequences; the sequence score is the sum of the token scores.
     """
@@ -433,7 +433,7 @@ def reward_gradient(instance: SequenceInstance, theta: np.ndarray) -> np.ndarray
 def regularized_gradient(
     instance: SequenceInstance, theta: np.ndarray, log_reference: np.ndarray, beta: float
 ) -> np.ndarray:
-    """Exact gradient of ``J(pi_theta) - beta E_x KL(pi_theta || pi_ref)`` over whole sequences (SPEC section 3).
+    """Exact gradient of ``J(pi_theta) - beta E_x KL(pi_theta || pi_ref)`` over whole sequences (paper Eqs. (5) and (13)).
 
     The KL's gradient is ``E_pi[(log(pi/pi_ref) - KL_x) grad log pi]``, so the whole gradient
     is the policy gradient of the shaped payoff ``r - beta log(pi_theta / pi_ref)``.
@@ -474,7 +474,7 @@ def exact_sequence_reinforce(
     record_every: int = 1,
     theta: np.ndarray | None = None,
 ) -> Trajectory:
-    """Exact REINFORCE on token logits: ``theta <- theta + eta grad J_beta(pi_theta; pi_0)`` (SPEC section 3).
+    """Exact REINFORCE on token logits: ``theta <- theta + eta grad J_beta(pi_theta; pi_0)`` (paper section 2.1).
 
     Parameters
     ----------
@@ -525,7 +525,7 @@ def exact_sequence_apmd(
     n_iterations: int,
     record_each_step: bool = False,
 ) -> Trajectory:
-    """Exact APMD with reference resets on token logits (SPEC section 4).
+    """Exact APMD with reference resets on token logits (paper section 3.1).
 
     Each outer iteration resets the reference to ``pi_t`` (one reset) and takes
     ``inner_steps`` exact gradient-ascent steps on ``J(pi_theta) - beta E_x KL(pi_theta || pi_t)``,
@@ -632,7 +632,7 @@ def sampled_reinforce_gradient(
 
     ``A_i`` is the shaped reward ``r - beta log(pi_theta / pi_0)`` of the whole sequence (just
     ``r`` without ``beta``) minus the leave-one-out or batch-mean baseline, as in
-    :func:`covpo.reinforce.sampled_gradient` (SPEC section 3).
+    :func:`covpo.reinforce.sampled_gradient` (paper section 2.1).
     """
     prompts = np.ravel(prompts).astype(np.int64)
     sequences = np.ravel(sequences).astype(np.int64)
@@ -656,7 +656,7 @@ def sampled_sequence_reinforce(
     baseline: str = "leave_one_out",
     record_every: int = 1,
 ) -> Trajectory:
-    """Stochastic REINFORCE: each step draws ``batch_size`` pairs ``x ~ rho, y ~ pi_theta(.|x)`` (SPEC section 3).
+    """Stochastic REINFORCE: each step draws ``batch_size`` pairs ``x ~ rho, y ~ pi_theta(.|x)`` (sampled, after paper section 2.1).
 
     The update is ``theta <- theta + eta g`` with ``g`` from :func:`sampled_reinforce_gradient`.
     Costs: one gradient step and ``batch_size`` responses per update.
@@ -687,7 +687,7 @@ def sampled_sequence_reinforce(
 
 
 # ---------------------------------------------------------------------------------------
-# A PPO-NoClip-style reset method with sequence-level or per-token ratios (SPEC section 6)
+# A PPO-NoClip-style reset method with sequence-level or per-token ratios (after paper section 3.2)
 
 
 @dataclass(frozen=True, eq=False)
@@ -784,7 +784,7 @@ def surrogate_parts(
     ratio: str = "sequence",
     clip_eps: float | None = None,
 ) -> SurrogateParts:
-    """PPO-style surrogate on a reused batch with sequence-level or per-token importance ratios (SPEC section 6).
+    """PPO-style surrogate on a reused batch with sequence-level or per-token importance ratios (after paper section 3.2).
 
     With ``ratio="sequence"`` the weight is the exact sequence ratio
     ``w = prod_t rho_t = pi_theta(y|x) / pi_t(y|x)`` and the surrogate is PPO-NoClip's
@@ -885,7 +885,7 @@ def sampled_sequence_ppo(
     clip_eps: float | None = None,
     record_each_step: bool = False,
 ) -> SequencePPORun:
-    """A PPO-NoClip-style APMD on token sequences: reset, sample once, ``K`` steps on the surrogate (SPEC section 6).
+    """A PPO-NoClip-style APMD on token sequences: reset, sample once, ``K`` steps on the surrogate (after paper section 3.2).
 
     Each outer iteration resets the reference to ``pi_t`` (one reset), draws ``batch_size``
     prompts with ``group_size`` sequences each from ``pi_t`` (:func:`draw_sequence_batch`) and

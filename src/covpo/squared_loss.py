@@ -1,4 +1,4 @@
-"""Squared-loss instances of APMD: KimiPO, KimiPO-Norm and Rebel-OnPolicy (SPEC section 7).
+"""Squared-loss instances of APMD: KimiPO, KimiPO-Norm and Rebel-OnPolicy (paper section 4).
 
 Paper section 4, Algorithms 3 to 5, appendices I to L. The exact mirror-descent target of
 outer iteration ``t`` satisfies, for every prompt and response,
@@ -111,7 +111,7 @@ def _check_prompt_baseline(instance: BanditInstance, baseline: np.ndarray) -> np
 
 
 def normalizer(instance: BanditInstance, log_reference: np.ndarray, beta: float) -> np.ndarray:
-    """The exact normalizer ``b_t(x) = beta log E_{y~pi_t} exp(r(x, y) / beta)`` per prompt (SPEC section 7).
+    """The exact normalizer ``b_t(x) = beta log E_{y~pi_t} exp(r(x, y) / beta)`` per prompt (paper section 4.1).
 
     The shift that makes ``r - b_t`` equal ``beta log(pi*_{t+1} / pi_t)``; computed by
     log-sum-exp, so it stays exact for small ``beta``. Lies in ``[V_t(x), max_y r(x, y)]``.
@@ -173,7 +173,7 @@ def mean_baseline_moments(
 ) -> BaselineMoments:
     """Exact moments of KimiPO's mean baseline over ``M`` extra responses: ``V_t(x)`` and ``Var_t(r) / M``.
 
-    SPEC section 7 (Algorithm 3). The mean is unbiased for ``V_t(x) = E_{pi_t} r``, not for
+    Paper section 4.2 (Algorithm 3). The mean is unbiased for ``V_t(x) = E_{pi_t} r``, not for
     the normalizer; more extra responses shrink the variance only.
     """
     log_reference = _check_reference(instance, log_reference)
@@ -223,7 +223,7 @@ def normalizer_baseline_moments(
 ) -> BaselineMoments:
     """Moments of KimiPO-Norm's baseline ``beta log mean_j exp(r_j / beta)`` over ``G`` draws from ``pi_t``.
 
-    SPEC section 7 (Algorithm 4). Per prompt, responses with equal reward are merged and the
+    Paper section 4.2 and appendix K (Algorithm 4). Per prompt, responses with equal reward are merged and the
     multinomial laws of the ``G`` draws over the ``k`` distinct rewards are enumerated exactly
     when there are at most ``max_outcomes`` of them (``C(G + k - 1, k - 1)``); otherwise, if
     ``rng`` is given, ``n_samples`` groups are drawn for every prompt (vectorized) and the
@@ -278,7 +278,7 @@ def normalizer_baseline_moments(
 def mean_baseline_bias(instance: BanditInstance, log_reference: np.ndarray, beta: float) -> np.ndarray:
     """``V_t(x) - b_t(x)`` per prompt: the mean baseline's bias against the normalizer (``<= 0``).
 
-    SPEC section 7: ``b_t - V_t = beta log E_{pi_t} exp((r - V_t) / beta)``, the cumulant
+    Our derivation (cf. paper appendix I.2): ``b_t - V_t = beta log E_{pi_t} exp((r - V_t) / beta)``, the cumulant
     generating function of the centered reward at ``1 / beta``; it does not depend on how
     many extra responses are averaged. See :func:`mean_baseline_bias_approximation`.
     """
@@ -308,7 +308,7 @@ def normalizer_baseline_bias(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``E bhat(x) - b_t(x)`` for KimiPO-Norm's ``G``-sample baseline, with its standard error.
 
-    SPEC section 7 (Algorithm 4): ``<= 0`` by Jensen, shrinking toward 0 as ``G`` grows at
+    Paper appendix I.2 (Algorithm 4): ``<= 0`` by Jensen, shrinking toward 0 as ``G`` grows at
     fixed ``beta`` (to first order ``-beta Var(Z) / (2 G E[Z]^2)`` with ``Z = exp(r / beta)``).
     Arguments as for :func:`normalizer_baseline_moments`; the standard error is zero for
     prompts computed exactly.
@@ -361,7 +361,7 @@ def _population_terms(instance: BanditInstance, theta: np.ndarray, log_reference
 def kimi_population_loss(
     instance: BanditInstance, theta: np.ndarray, log_reference: np.ndarray, beta: float, baseline: np.ndarray
 ) -> float:
-    """``E_x E_{y~pi_t} (r - b(x) - beta log(pi_theta / pi_t))^2`` for a per-prompt baseline ``b`` (SPEC section 7).
+    """``E_x E_{y~pi_t} (r - b(x) - beta log(pi_theta / pi_t))^2`` for a per-prompt baseline ``b`` (paper section 4, cf. Eq. (33)).
 
     The population loss of Algorithms 3 and 4 with the baseline replaced by its expectation
     (for a sampled baseline, add ``E_x Var bhat(x)`` to get the expected empirical loss).
@@ -423,7 +423,7 @@ def kimi_population_hessian(
 
 
 def rebel_population_loss(instance: BanditInstance, theta: np.ndarray, log_reference: np.ndarray, beta: float) -> float:
-    """Rebel-OnPolicy's population loss (SPEC section 7, Algorithm 5).
+    """Rebel-OnPolicy's population loss (paper section 4.3, Algorithm 5).
 
     ``E_x E_{y, y' ~ pi_t} (beta [u(y) - u(y')] - (r(y) - r(y')))^2 = 2 E_x Var_{pi_t}(beta u - r)``
     with ``u = log(pi_theta / pi_t)``: the normalizer cancels, and the loss is zero exactly
@@ -507,7 +507,7 @@ def kimi_population_minimizer(
     ``theta_t`` with the exact gradient and Hessian; for a nonconvex loss (a baseline above
     ``V_t``) it returns the local minimizer that Newton's method reaches from ``theta_t``.
     ``E_x KL(pi_{theta} || pi*_{t+1})`` at the result isolates the error a baseline's bias
-    causes in one APMD step (SPEC section 7): zero for the exact normalizer under a linear
+    causes in one APMD step (paper appendix I.2): zero for the exact normalizer under a linear
     reward, and shrinking as ``beta`` grows (mean baseline) or as ``G`` grows (normalizer
     baseline's expectation, :func:`normalizer_baseline_moments`).
 
@@ -544,7 +544,7 @@ def kimi_population_minimizer(
 
 @dataclass(frozen=True, eq=False)
 class MinimizerCheck:
-    """The population squared losses at the exact target ``theta_t + theta_star / beta`` (SPEC section 7).
+    """The population squared losses at the exact target ``theta_t + theta_star / beta`` (paper section 4).
 
     Attributes
     ----------
@@ -573,7 +573,7 @@ def minimizer_check(instance: BanditInstance, reference_theta: np.ndarray, beta:
     """Evaluate the population losses of Algorithms 3 to 5 at the exact mirror-descent target.
 
     Under a linear reward ``r = <theta_star, phi> + c(x)`` the target ``pi*_{t+1}`` is
-    ``pi_{theta_t + theta_star / beta}`` (SPEC section 4). With the true normalizer the
+    ``pi_{theta_t + theta_star / beta}`` (paper appendix B.4.1). With the true normalizer the
     Kimi-style residual ``r - b_t - beta log(pi*/pi_t)`` vanishes for every response, so loss
     and gradient are zero there; the same holds for the pairwise loss. Raises
     ``ValueError`` if the instance's reward is not linear in its features.
@@ -783,7 +783,7 @@ def kimipo_inner_loop(
     extra_responses: int = 1,
     ratios: RatioRecorder | None = None,
 ) -> InnerLoop:
-    """The KimiPO inner loop for :func:`covpo.mirror_descent.apmd` (SPEC section 7, Algorithm 3).
+    """The KimiPO inner loop for :func:`covpo.mirror_descent.apmd` (paper section 4.2, Algorithm 3).
 
     Parameters
     ----------
@@ -820,7 +820,7 @@ def kimipo_norm_inner_loop(
     group_size: int,
     ratios: RatioRecorder | None = None,
 ) -> InnerLoop:
-    """The KimiPO-Norm inner loop (SPEC section 7, Algorithm 4): the normalizer baseline over ``G`` extra responses.
+    """The KimiPO-Norm inner loop (paper appendix K.1, Algorithm 4): the normalizer baseline over ``G`` extra responses.
 
     Arguments as for :func:`kimipo_inner_loop`, with ``group_size = G >= 1`` extra responses
     per prompt for the baseline (stored as ``extra_responses`` in the run's settings).
@@ -870,7 +870,7 @@ def rebel_steps(
 def rebel_onpolicy_inner_loop(
     batch_size: int, inner_steps: int, eta: float, ratios: RatioRecorder | None = None
 ) -> InnerLoop:
-    """The Rebel-OnPolicy inner loop for :func:`covpo.mirror_descent.apmd` (SPEC section 7, Algorithm 5).
+    """The Rebel-OnPolicy inner loop for :func:`covpo.mirror_descent.apmd` (paper section 4.3, Algorithm 5).
 
     Parameters
     ----------
@@ -903,7 +903,7 @@ def kimipo(
     extra_responses: int = 1,
     record_each_step: bool = False,
 ) -> PolicyOptimizationRun:
-    """KimiPO (paper Algorithm 3, SPEC section 7): APMD with :func:`kimipo_inner_loop`.
+    """KimiPO (paper Algorithm 3, section 4.2): APMD with :func:`kimipo_inner_loop`.
 
     ``T = n_iterations`` resets; each costs ``N (M + 1)`` responses (``2 N`` for the paper's
     ``M = 1``) and ``K`` gradient steps. All randomness comes from ``rng``: a seed fixes the
@@ -928,7 +928,7 @@ def kimipo_norm(
     rng: np.random.Generator,
     record_each_step: bool = False,
 ) -> PolicyOptimizationRun:
-    """KimiPO-Norm (paper Algorithm 4, SPEC section 7): APMD with :func:`kimipo_norm_inner_loop`.
+    """KimiPO-Norm (paper Algorithm 4, appendix K.1): APMD with :func:`kimipo_norm_inner_loop`.
 
     Each reset costs ``N (G + 1)`` responses and ``K`` gradient steps.
     """
@@ -950,7 +950,7 @@ def rebel_onpolicy(
     rng: np.random.Generator,
     record_each_step: bool = False,
 ) -> PolicyOptimizationRun:
-    """Rebel-OnPolicy (paper Algorithm 5, SPEC section 7): APMD with :func:`rebel_onpolicy_inner_loop`.
+    """Rebel-OnPolicy (paper Algorithm 5, section 4.3): APMD with :func:`rebel_onpolicy_inner_loop`.
 
     Each reset costs ``2 N`` responses and ``K`` gradient steps.
     """

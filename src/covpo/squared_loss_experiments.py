@@ -1,4 +1,4 @@
-"""The measurements of chapter 5: baselines, curvature and the paper's Table 1 (SPEC section 7).
+"""The measurements of chapter 5: baselines, curvature and the paper's Table 1 (paper section 4, appendices I to K).
 
 Everything here is built on :mod:`covpo.squared_loss`: the exact population losses,
 Hessians and baseline moments, and the three sampled algorithms.
@@ -132,7 +132,7 @@ def baseline_bias_sweep(
     group_sizes: Sequence[int],
     group_beta: float,
 ) -> BaselineBiasSweep:
-    """Measure both baselines' bias and the step error it leaves (SPEC section 7).
+    """Measure both baselines' bias and the step error it leaves (paper appendix I.2).
 
     Parameters
     ----------
@@ -262,7 +262,7 @@ def curvature_scan(
     n_points: int,
     rng: np.random.Generator,
 ) -> CurvatureScan:
-    """Scan the convexity of the Kimi-style and pairwise population losses (SPEC section 7, paper appendix I).
+    """Scan the convexity of the Kimi-style and pairwise population losses (paper appendices I, J.1 and L.2).
 
     Points are drawn uniformly from the ball of ``radius`` around ``theta_t`` with ``rng``.
     The mean baseline's loss is globally convex and Rebel's Hessian is constant, so their
@@ -485,7 +485,7 @@ def table_1(
     n_iterations: int,
     seed: int,
 ) -> Table1:
-    """Measure the paper's Table 1 (SPEC section 7): parameters and costs of KimiPO and KimiPO-Norm against ``eps``.
+    """Measure the paper's Table 1 (appendix I.2): parameters and costs of KimiPO and KimiPO-Norm against ``eps``.
 
     KimiPO (``M = 1`` extra response, as in the paper's analysis) runs at every ``beta``;
     KimiPO-Norm at every ``beta`` and every ``G`` of ``group_sizes``. All runs share ``N``,

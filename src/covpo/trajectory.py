@@ -31,7 +31,7 @@ class Trajectory:
     gradient_steps, responses_sampled, reference_resets
         Cumulative costs at each recorded iterate, shape ``(n_records,)``.
     reward
-        Expected reward ``J(pi)`` of each recorded iterate (SPEC section 1).
+        Expected reward ``J(pi)`` of each recorded iterate (paper section 1.2).
     log_coverage
         Natural log of the coverage ``pi(Y*(x)|x)`` per prompt, shape ``(n_records, n_prompts)``;
         stays finite far below ``1e-300``.

@@ -1,4 +1,4 @@
-"""Tuning ``beta``, the inner steps and the clipping interval together (SPEC sections 4 and 6).
+"""Tuning ``beta``, the inner steps and the clipping interval together (paper sections 3.1 to 3.3).
 
 Paper sections 3.2 and 3.3 say that the regularization ``beta``, the clipping thresholds, the
 number of inner steps ``K`` and the batch size must be chosen together. This module measures
@@ -66,7 +66,7 @@ MAX_MIRROR_DESCENT_TIME = 1e12
 
 
 def mirror_descent_time_to_eps(instance: BanditInstance, eps: float) -> float:
-    """The smallest ``s = T / beta`` at which exact mirror descent is eps-optimal (SPEC section 4).
+    """The smallest ``s = T / beta`` at which exact mirror descent is eps-optimal (paper section 3.1, appendix B.3).
 
     Exact mirror descent unrolls to ``pi_T proportional to pi_0 exp(T r / beta)``, a function of
     ``s = T / beta`` whose reward rises with ``s``; the root of ``J* - J(pi_s) = eps`` is found
@@ -154,9 +154,9 @@ def tuning_prescriptions(
 ) -> TuningPrescriptions:
     """The prescriptions of :class:`TuningPrescriptions` for ``instance`` at ``T = n_iterations``, ``eta = eta_beta / beta``.
 
-    The horizon comes from SPEC section 4 (``pi_T`` depends on ``T / beta`` only; its rate
+    The horizon comes from paper section 3.1 and appendix B.3 (``pi_T`` depends on ``T / beta`` only; its rate
     ``beta E_x log(1/c_0) / T``); the inner-step rules from chapter 3's measurement; the interval
-    widths from SPEC section 6.
+    widths from paper section 3.3.
     """
     betas = check_positive_grid("betas", betas)
     n_iterations = check_count("n_iterations", n_iterations)
@@ -363,7 +363,7 @@ def tuning_run(
 ) -> tuple[int, float, float, bool]:
     """One cell's run for one seed: ``(responses to eps or -1, final J* - J, coverage loss in decades, diverged)``.
 
-    PPO-NoClip or PPO-Lite (SPEC section 6) with ``eta = eta_beta / beta``; PPO-Lite clips to
+    PPO-NoClip or PPO-Lite (paper sections 3.2 and 3.3) with ``eta = eta_beta / beta``; PPO-Lite clips to
     :func:`~covpo.ppo_experiments.clip_width_thresholds` ``(beta, R, width)``, the default
     interval when ``width`` is ``None``. Draws from ``np.random.default_rng(list(seed))``. A
     run whose parameters become non-finite is reported as diverged (``-1, nan, nan, True``).
@@ -511,7 +511,7 @@ def clip_width_map(
     """PPO-Lite (Algorithm 2) over ``(width, beta)`` at one response budget and one ``K``.
 
     The interval is ``[exp(-width R / beta), exp(width R / beta)]``: width 1 is the default,
-    which never clips the target (SPEC section 6); below 1 it clips the target, above 1 it
+    which never clips the target (paper section 3.3); below 1 it clips the target, above 1 it
     is looser. Other settings as for :func:`inner_steps_map`.
     """
     betas = check_positive_grid("betas", betas)

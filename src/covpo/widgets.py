@@ -7,7 +7,9 @@ output that carries two renderings:
 * ``application/vnd.jupyter.widget-view+json``: live ipywidgets sliders, shown by
   JupyterLab, Binder and Thebe, redrawing the figure for any slider value;
 * ``text/html``: a stand-in for readers of the static site, where the figure has been
-  precomputed over a grid of slider values and range inputs switch between the frames.
+  precomputed over a grid of slider values and range inputs (or, for a categorical
+  control, a select) switch between the frames. A control with a single precomputed value is
+  shown as a fixed setting, not as a control.
 
 The book's HTML build is configured to prefer the ``text/html`` rendering, so no frozen
 control ever reaches a static page.
@@ -17,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import itertools
 import json
 import uuid
@@ -29,12 +30,14 @@ import numpy as np
 from IPython.display import display
 from matplotlib.figure import Figure
 
+from covpo.plots.base import figure_png
+from covpo.plots.style import DISPLAY_PX_PER_INCH, display_size
+
 STATIC_NOTE = (
-    "Static preview: the figure was precomputed for the slider positions shown. "
-    "Open this page in Binder or run it in a local Jupyter kernel for the live widget "
-    "with continuous controls."
+    "Static preview: the figure was precomputed for the settings offered here. "
+    "Run the chapter in Binder or a local Jupyter kernel for continuous controls."
 )
-FRAME_DPI = 72
+FRAME_DPI = DISPLAY_PX_PER_INCH
 MAX_FRAMES = 64
 
 
@@ -58,6 +61,10 @@ class Slider:
         Use a logarithmic live slider.
     integer
         The value is an integer.
+    choices
+        Names of the static values, for a categorical control (a family, a set of
+        algorithms): the live control is then a row of buttons and the stand-in a select,
+        both listing these names.
     """
 
     name: str
@@ -69,6 +76,7 @@ class Slider:
     step: float | None = None
     log: bool = False
     integer: bool = False
+    choices: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         if not self.minimum <= self.default <= self.maximum:
@@ -78,9 +86,21 @@ class Slider:
         outside = [v for v in self.static_values if not self.minimum <= v <= self.maximum]
         if outside or not self.static_values:
             raise ValueError(f"static_values of slider {self.name!r} must be non-empty and in range, got {outside!r}")
+        if self.choices is not None and len(self.choices) != len(self.static_values):
+            raise ValueError(f"choices of slider {self.name!r} must name each of its {len(self.static_values)} static values")
+
+    def value_label(self, position: int) -> str:
+        """What the stand-in shows for the ``position``-th static value."""
+        return self.choices[position] if self.choices is not None else format_value(self.static_values[position])
 
     def live_control(self) -> ipywidgets.Widget:
         """The ipywidgets control for a running kernel."""
+        if self.choices is not None:
+            return ipywidgets.ToggleButtons(
+                options=list(zip(self.choices, (self.coerce(v) for v in self.static_values))),
+                value=self.coerce(self.static_values[self.default_index]), description=self.label,
+                style={"description_width": "initial"},
+            )
         common = dict(description=self.label, continuous_update=False, style={"description_width": "initial"})
         if self.integer and not self.log:
             step = int(self.step or 1)
@@ -112,29 +132,37 @@ class Slider:
 
 
 def figure_to_data_uri(figure: Figure, dpi: int = FRAME_DPI) -> str:
-    """Encode a figure as a PNG data URI."""
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    """Encode a figure, in the book's style, as a PNG data URI."""
+    return "data:image/png;base64," + base64.b64encode(figure_png(figure, dpi=dpi)).decode("ascii")
 
 
-def precompute_frames(figure_function: Callable[..., Figure], sliders: Sequence[Slider]) -> list[str]:
+@dataclass(frozen=True)
+class Frames:
+    """A stand-in's precomputed frames (PNG data URIs, row-major over the sliders) and their display width in CSS pixels."""
+
+    images: list[str]
+    width: int
+
+
+def precompute_frames(figure_function: Callable[..., Figure], sliders: Sequence[Slider]) -> Frames:
     """Render the figure at every combination of the sliders' static values (row-major)."""
     grids = [[slider.coerce(v) for v in slider.static_values] for slider in sliders]
     count = int(np.prod([len(grid) for grid in grids]))
     if count > MAX_FRAMES:
         raise ValueError(f"sliders ask for {count} static frames; keep it at most {MAX_FRAMES}")
-    return [
-        figure_to_data_uri(figure_function(**{s.name: v for s, v in zip(sliders, combination)}))
-        for combination in itertools.product(*grids)
-    ]
+    images, width = [], 0
+    for combination in itertools.product(*grids):
+        figure = figure_function(**{s.name: v for s, v in zip(sliders, combination)})
+        width = max(width, display_size(figure)["width"])
+        images.append(figure_to_data_uri(figure))
+    return Frames(images, width)
 
 
 _STANDIN_SCRIPT = """
 (function () {
   var root = document.getElementById("%(uid)s");
   var data = JSON.parse(root.querySelector("script.covpo-frames").textContent);
-  var inputs = root.querySelectorAll("input.covpo-range");
+  var inputs = root.querySelectorAll(".covpo-range");
   var image = root.querySelector("img.covpo-frame");
   function update() {
     var index = 0;
@@ -146,7 +174,10 @@ _STANDIN_SCRIPT = """
     image.src = data.frames[index];
     image.setAttribute("data-frame", index);
   }
-  inputs.forEach(function (input) { input.addEventListener("input", update); });
+  inputs.forEach(function (input) {
+    input.addEventListener("input", update);
+    input.addEventListener("change", update);
+  });
   update();
 })();
 """
@@ -157,30 +188,47 @@ def format_value(value: float) -> str:
     return f"{value:.3g}"
 
 
-def static_standin_html(frames: Sequence[str], sliders: Sequence[Slider], title: str) -> str:
-    """HTML for the kernel-free stand-in: range inputs that switch precomputed frames."""
+def _standin_control(slider: Slider, axis: int) -> str:
+    """One control of the stand-in: a range input, a select for a categorical choice, or a fixed setting."""
+    label = html.escape(slider.label)
+    current = html.escape(slider.value_label(slider.default_index))
+    readout = f'<output data-axis="{axis}">{current}</output>'
+    if len(slider.static_values) == 1:
+        return (
+            f'<span class="covpo-fixed" style="margin-right:1.5em">{label}: {current} (fixed here)'
+            f'<input class="covpo-range" type="hidden" value="0"><output data-axis="{axis}" hidden>{current}</output></span>'
+        )
+    if slider.choices is not None:
+        options = "".join(
+            f'<option value="{position}"{" selected" if position == slider.default_index else ""}>'
+            f"{html.escape(name)}</option>"
+            for position, name in enumerate(slider.choices)
+        )
+        return (
+            f'<label style="margin-right:1.5em">{label} <select class="covpo-range" aria-label="{label}">{options}</select>'
+            f'<output data-axis="{axis}" hidden>{current}</output></label>'
+        )
+    return (
+        f'<label style="margin-right:1.5em">{label} '
+        f'<input class="covpo-range" type="range" min="0" max="{len(slider.static_values) - 1}" step="1" '
+        f'value="{slider.default_index}" aria-label="{label}"> {readout}</label>'
+    )
+
+
+def static_standin_html(frames: Frames, sliders: Sequence[Slider], title: str) -> str:
+    """HTML for the kernel-free stand-in: controls that switch precomputed frames."""
     uid = "covpo-" + uuid.uuid4().hex[:12]
     shape = [len(s.static_values) for s in sliders]
-    labels = [[format_value(v) for v in s.static_values] for s in sliders]
-    payload = json.dumps({"shape": shape, "labels": labels, "frames": list(frames)})
-    controls = "".join(
-        f'<label style="margin-right:1.5em">{html.escape(s.label)} '
-        f'<input class="covpo-range" type="range" min="0" max="{len(s.static_values) - 1}" step="1" '
-        f'value="{s.default_index}" aria-label="{html.escape(s.label)}"> '
-        f'<output data-axis="{axis}">{labels[axis][s.default_index]}</output></label>'
-        if len(s.static_values) > 1
-        else f'<span style="margin-right:1.5em">{html.escape(s.label)} = {labels[axis][0]} '
-        f'<output data-axis="{axis}" hidden>{labels[axis][0]}</output>'
-        f'<input class="covpo-range" type="hidden" value="0"> (live widget only)</span>'
-        for axis, s in enumerate(sliders)
-    )
+    labels = [[s.value_label(position) for position in range(len(s.static_values))] for s in sliders]
+    payload = json.dumps({"shape": shape, "labels": labels, "frames": frames.images})
+    controls = "".join(_standin_control(s, axis) for axis, s in enumerate(sliders))
     first = int(np.ravel_multi_index([s.default_index for s in sliders], shape))
     return (
         f'<div class="covpo-standin" id="{uid}">'
         f'<p><strong>{html.escape(title)}</strong></p>'
         f'<div class="covpo-controls">{controls}</div>'
-        f'<img class="covpo-frame" alt="{html.escape(title)}" src="{frames[first]}" data-frame="{first}" '
-        f'style="max-width:100%">'
+        f'<img class="covpo-frame" alt="{html.escape(title)}" src="{frames.images[first]}" data-frame="{first}" '
+        f'width="{frames.width}" style="max-width:100%;height:auto">'
         f'<p class="covpo-note"><em>{html.escape(STATIC_NOTE)}</em></p>'
         f'<script type="application/json" class="covpo-frames">{payload}</script>'
         f"<script>{_STANDIN_SCRIPT % {'uid': uid}}</script>"

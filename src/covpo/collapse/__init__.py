@@ -1,4 +1,4 @@
-"""The coverage-collapse construction of the paper's section 2.1 and appendix C (SPEC section 5).
+"""The coverage-collapse construction of the paper's section 2.1 and appendix C, in our own instance family.
 
 One prompt, an optimal response (reward 1), a distractor (reward ``1 - gap``) and ``n_zero``
 exchangeable zero-reward responses; exact-gradient REINFORCE on it makes coverage collapse

@@ -1,6 +1,6 @@
-"""The compiled engine: exact gradient ascent on the reduced collapse state (SPEC sections 3 and 5).
+"""The compiled engine: exact gradient ascent on the reduced collapse state (paper section 2.1, appendix C).
 
-Each member of a class receives the per-member gradient ``pi(y) (r(y) - V)`` (SPEC section 3,
+Each member of a class receives the per-member gradient ``pi(y) (r(y) - V)`` (paper appendix B.2,
 tabular case), plus the KL term when the ascent is regularized, so three logits carry the
 whole state exactly. The hot loop is compiled with numba, advances many runs in parallel and
 works in log space, so coverage far below ``1e-300`` keeps an exact logarithm. Every run
@@ -254,7 +254,7 @@ class CollapseRun:
     instance
         The instance the run started from (at its base model).
     trajectory
-        The shared cost-and-quality record (SPEC section 3). Its records are the log-spaced
+        The shared cost-and-quality record (:class:`~covpo.trajectory.Trajectory`). Its records are the log-spaced
         steps, the step of lowest coverage over *all* steps, and the last step, which is the
         first eps-optimal step when the run reached eps-optimality.
     logits
@@ -350,7 +350,7 @@ def exact_collapse_run(
     record_steps: Sequence[int] | None = None,
     progress: bool | None = None,
 ) -> CollapseRun:
-    """Exact REINFORCE on the reduced state, from the base model (SPEC sections 3 and 5).
+    """Exact REINFORCE on the reduced state, from the base model (paper section 2.1).
 
     Gradient ascent ``theta <- theta + eta grad J_beta(pi_theta; pi_0)`` on the per-member
     logits, ``beta = None`` meaning plain ``J``. Stops at the first step with
@@ -402,7 +402,7 @@ def run_exact_reinforce(
     n_records: int = DEFAULT_N_RECORDS,
     progress: bool | None = None,
 ) -> Trajectory:
-    """The :class:`~covpo.trajectory.Trajectory` of :func:`exact_collapse_run` (SPEC section 5).
+    """The :class:`~covpo.trajectory.Trajectory` of :func:`exact_collapse_run` (paper section 2.1).
 
     Its ``min_log10_coverage`` is the minimum over every step, and ``steps_to_eps(eps)`` is
     exact, because the lowest-coverage step and the first eps-optimal step are recorded.

@@ -1,4 +1,4 @@
-"""The coverage-collapse bandit in its reduced, three-class form (SPEC section 5).
+"""The coverage-collapse bandit in its reduced, three-class form (our instance of paper section 2.1).
 
 One prompt, tabular softmax. The responses fall into three classes: one optimal response
 (reward 1), one distractor (reward ``1 - gap``) and ``n_zero`` exchangeable zero-reward
@@ -8,8 +8,8 @@ on the distractor and spreads the rest uniformly over the zero block.
 Exchangeable responses keep equal logits under exact gradient ascent, so the whole state is
 three per-member logits ``(theta_opt, theta_dis, theta_zero)``; the zero block enters the
 normalizer with its multiplicity. This module holds the instance, the closed forms on the
-reduced state (class masses, the regularized optimum of SPEC section 3 and the beta rule of
-SPEC section 5) and the plane the figures draw in.
+reduced state (class masses, the maximizer of paper Eq. (5) and the beta rule of
+paper appendix C.1) and the plane the figures draw in.
 
 Up to a common shift the three logits form a plane, spanned by
 
@@ -48,7 +48,7 @@ BETA_SEARCH_BOUNDS = (1e-6, 1e6)
 
 @dataclass(frozen=True)
 class CollapseInstance:
-    """The coverage-collapse bandit in its reduced, three-class form (SPEC section 5).
+    """The coverage-collapse bandit in its reduced, three-class form (our instance of paper section 2.1).
 
     Parameters
     ----------
@@ -110,7 +110,7 @@ class CollapseInstance:
 
     @property
     def base_coverage(self) -> float:
-        """Coverage ``c_0 = pi_0(y*)`` of the base model (SPEC section 1)."""
+        """Coverage ``c_0 = pi_0(y*)`` of the base model (paper section 1.3)."""
         return self.optimal_prob
 
     @property
@@ -142,7 +142,7 @@ def collapse_instance(
     distractor_prob: float = DEFAULT_DISTRACTOR_PROB,
     n_zero: int = DEFAULT_N_ZERO,
 ) -> CollapseInstance:
-    """The collapse instance with distractor reward ``1 - gap`` (SPEC section 5).
+    """The collapse instance with distractor reward ``1 - gap`` (our instance of paper section 2.1).
 
     The hardness knob is ``1 / gap``; the base coverage ``optimal_prob`` does not move along it.
     """
@@ -193,7 +193,7 @@ def plane_coordinates(instance: CollapseInstance, logits: np.ndarray) -> np.ndar
     """The exact ``(u, v)`` coordinates of per-member logits ``(..., 3)``, relative to the base model.
 
     ``u`` raises the optimal logit against the distractor's, ``v`` raises both rewarding
-    logits against the zero block's (SPEC section 5); the base model is ``(0, 0)``.
+    logits against the zero block's (paper appendix C.1); the base model is ``(0, 0)``.
     """
     return _absolute_plane(logits) - _absolute_plane(instance.base_logits)
 
@@ -206,7 +206,7 @@ def logits_from_plane(instance: CollapseInstance, u: np.ndarray, v: np.ndarray) 
 
 
 def regularized_optimum_suboptimality(instance: CollapseInstance, beta: float) -> float:
-    """``J* - J(pi_beta)`` for ``pi_beta = pi_0 exp(r / beta) / Z``, computed in log space (SPEC section 3)."""
+    """``J* - J(pi_beta)`` for ``pi_beta = pi_0 exp(r / beta) / Z``, computed in log space (the maximizer of paper Eq. (5))."""
     instance = _check_instance(instance)
     beta = check_positive("beta", beta)
     log_weights = instance.base_class_log_probs + instance.rewards / beta
@@ -215,7 +215,7 @@ def regularized_optimum_suboptimality(instance: CollapseInstance, beta: float) -
 
 
 def strongest_eps_optimal_beta(instance: CollapseInstance, eps: float, margin: float = DEFAULT_MARGIN) -> float:
-    """The largest ``beta`` whose regularized optimum has suboptimality ``margin * eps`` (SPEC section 5).
+    """The largest ``beta`` whose regularized optimum has suboptimality ``margin * eps`` (paper appendix C.1).
 
     This is how the book picks REINFORCE's fixed-reference strength: the strongest
     regularization whose optimum is still eps-optimal with room to spare. The suboptimality

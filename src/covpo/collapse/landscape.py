@@ -1,4 +1,4 @@
-"""Views for the figures: the objective over the ``(u, v)`` plane and the path on the simplex (SPEC section 5).
+"""Views for the figures: the objective over the ``(u, v)`` plane and the path on the simplex (paper appendix C.1).
 
 The three-logit state is exactly two-dimensional up to a common shift (see
 :mod:`covpo.collapse.instance`), so a surface over the plane and a run drawn on it lose
@@ -29,7 +29,7 @@ from .instance import (
 
 @dataclass(frozen=True)
 class Landscape:
-    """The regularized objective over the ``(u, v)`` plane, with a run drawn on it (SPEC section 5).
+    """The regularized objective over the ``(u, v)`` plane, with a run drawn on it (paper Figs. 2b and 2c, appendix C.1).
 
     Attributes
     ----------
@@ -82,7 +82,7 @@ def landscape_grid(
     n_points: int = 101,
     reference: np.ndarray | None = None,
 ) -> Landscape:
-    """``J_beta(.; pi_ref)``, reward and log10 coverage over the ``(u, v)`` plane (SPEC sections 3 and 5).
+    """``J_beta(.; pi_ref)``, reward and log10 coverage over the ``(u, v)`` plane (paper Eq. (5), appendix C.1).
 
     The three-logit state is exactly two-dimensional up to a common shift, so the surface
     and the projected run are exact, not a projection that loses information. By default the
@@ -167,7 +167,7 @@ class SimplexPath:
 
 
 def simplex_path(run: CollapseRun) -> SimplexPath:
-    """Masses on the three classes at every record of an exact run (SPEC section 5)."""
+    """Masses on the three classes at every record of an exact run (paper section 2.1)."""
     if not isinstance(run, CollapseRun):
         raise ValueError(f"run must be a CollapseRun, got {type(run).__name__}")
     return SimplexPath(run.trajectory.gradient_steps.copy(), run.class_log_probs * LOG10_E)

@@ -1,9 +1,9 @@
-"""The data of the paper's Figures 1, 2a and 3 on the collapse family, no plotting (SPEC sections 4, 5, 8).
+"""The data of the paper's Figures 1, 2a and 3 on the collapse family, no plotting (paper sections 2.1 and 3, appendix C.1).
 
 One function per figure, named after it; each returns a frozen record the chapter's
 plotting code reads. They share one member of the family, ``gap = 0.03``, where no fixed
 reference strength escapes (:func:`~covpo.collapse.sweeps.beta_escape_map`), and the
-protocol of the paper's appendix C as SPEC section 5 reconstructs it: fixed-reference
+protocol of the paper's appendix C.1 as we reconstruct it: fixed-reference
 REINFORCE at the strongest beta whose regularized optimum is still eps-optimal with margin,
 APMD at a much larger beta with a fixed number of exact gradient steps per reset, one
 learning rate for both, and gradient steps on the horizontal axis.
@@ -65,7 +65,7 @@ def _figure_instance(gap: float, eps_fraction: float) -> tuple[CollapseInstance,
 
 
 def _weak_beta(instance: CollapseInstance, eps: float, weak_beta: float | None, margin: float) -> float:
-    """The given weak strength, or by default the strongest eps-optimal one (SPEC section 5)."""
+    """The given weak strength, or by default the strongest eps-optimal one (paper appendix C.1)."""
     if weak_beta is None:
         return strongest_eps_optimal_beta(instance, eps, margin)
     return check_positive("weak_beta", weak_beta)
@@ -84,7 +84,7 @@ def _apmd_to_eps(
 
 @dataclass(frozen=True)
 class Figure2aData:
-    """Paper Figure 2a: reward and coverage against gradient steps, REINFORCE vs APMD (SPEC section 5).
+    """Paper Figure 2a: reward and coverage against gradient steps, REINFORCE vs APMD (paper appendix C.1).
 
     Attributes
     ----------
@@ -138,7 +138,7 @@ def figure_2a_data(
     max_steps: int = FIGURE_MAX_STEPS,
     n_records: int = DEFAULT_N_RECORDS,
 ) -> Figure2aData:
-    """REINFORCE vs APMD under the same gradient-step budget, the paper's appendix C protocol (SPEC section 5).
+    """REINFORCE vs APMD under the same gradient-step budget, the protocol of paper appendix C.1.
 
     1. REINFORCE's strength is the strongest fixed-reference beta whose optimum has
        suboptimality ``margin * eps`` (anything stronger cannot reach eps at all).
@@ -211,7 +211,7 @@ def figure_2a_data(
 
 @dataclass(frozen=True)
 class Figure1Data:
-    """Paper Figure 1: three regimes on one member of the family (SPEC sections 4 and 8).
+    """Paper Figure 1: three regimes on one member of the family (paper sections 2.1 and 3).
 
     Attributes
     ----------
@@ -231,7 +231,7 @@ class Figure1Data:
         ``J* - J(pi_beta)`` of the strong fixed-reference optimum: the bias of fixed strong
         regularization.
     strong_bias_bound
-        Its bound ``beta KL(pi* || pi_0) = beta log(1 / c_0)`` (SPEC section 4).
+        Its bound ``beta KL(pi* || pi_0) = beta log(1 / c_0)`` (a standard bound, our reconstruction; cf. paper Fig. 1b).
     """
 
     instance: CollapseInstance
@@ -261,7 +261,7 @@ def figure_1_data(
     max_steps: int = FIGURE_MAX_STEPS,
     n_records: int = DEFAULT_N_RECORDS,
 ) -> Figure1Data:
-    """Weak fixed, strong fixed and reset regularization on one instance (SPEC sections 4, 5 and 8).
+    """Weak fixed, strong fixed and reset regularization on one instance (paper Fig. 1, on our instance).
 
     All three runs start at the base model and take ``max_steps`` exact gradient steps at
     ``eta``. The weak strength defaults to the strongest eps-optimal fixed-reference beta, the
@@ -333,7 +333,7 @@ def figure_1_data(
 
 @dataclass(frozen=True)
 class Figure3Data:
-    """Paper Figure 3: the landscape under weak, strong and reset regularization (SPEC section 8).
+    """Paper Figure 3: the landscape under weak, strong and reset regularization (paper appendix C.1).
 
     Every surface lies over the same ``(u, v)`` grid.
 
@@ -384,7 +384,7 @@ def figure_3_data(
     v: Sequence[float] | np.ndarray | None = None,
     n_points: int = 101,
 ) -> Figure3Data:
-    """The weakly and strongly regularized surfaces and the stack APMD solves (SPEC sections 4 and 8).
+    """The weakly and strongly regularized surfaces and the stack APMD solves (paper Fig. 3, appendix C.1).
 
     Each surface comes from :func:`~covpo.collapse.landscape.landscape_grid`. The stack holds
     ``n_surfaces`` of the subproblems ``J_beta(.; pi_t)``, evenly spread over the resets

@@ -1,4 +1,4 @@
-"""Sweeps of exact-gradient APMD on the collapse family (SPEC sections 4 and 5, paper appendix C).
+"""Sweeps of exact-gradient APMD on the collapse family (paper section 3.1, appendix C).
 
 - :func:`apmd_learning_rate_sweep`: the short learning-rate sweep of the paper's protocol;
 - :func:`inner_steps_sweep`: where coverage preservation breaks as the inner loop gets too
@@ -98,7 +98,7 @@ def apmd_learning_rate_sweep(
     beta: float = DEFAULT_APMD_BETA,
     inner_steps: int = DEFAULT_INNER_STEPS,
 ) -> APMDLearningRateSweep:
-    """The short learning-rate sweep of the paper's protocol (SPEC section 5), run on APMD itself.
+    """The short learning-rate sweep of the paper's protocol (appendix C.1), run on APMD itself.
 
     Each learning rate runs ``n_steps`` exact APMD steps; the pick is the fastest rate whose
     reward rises at every step. Rates past the stable range oscillate, and on this family a
@@ -129,7 +129,7 @@ def apmd_learning_rate_sweep(
 
 @dataclass(frozen=True)
 class InnerStepsSweep:
-    """APMD over a grid of inner step counts and learning rates on one instance (SPEC section 4).
+    """APMD over a grid of inner step counts and learning rates on one instance (paper section 3.1).
 
     Arrays are ``(n_etas, n_inner_steps)``.
 
@@ -175,10 +175,10 @@ def inner_steps_sweep(
     coverage_fraction: float = DEFAULT_COVERAGE_FRACTION,
     progress: bool | None = None,
 ) -> InnerStepsSweep:
-    """Where APMD stops preserving coverage: too few inner steps or too large a step (SPEC sections 4 and 5).
+    """Where APMD stops preserving coverage: too few inner steps or too large a step (paper section 3.1, appendix C.1).
 
     One exact APMD run per ``(eta, inner_steps)``, each until eps-optimality or ``max_steps``.
-    SPEC section 4's guarantee needs every inner loop to solve its subproblem accurately;
+    The APMD guarantee of paper section 3.1 needs every inner loop to solve its subproblem accurately;
     ``inner_steps = 1`` is REINFORCE itself, because the KL gradient vanishes at the
     reference, and short inner loops collapse coverage as REINFORCE does. ``eps`` defaults
     to half the gap.
@@ -274,7 +274,7 @@ def fit_power(inverse_gaps: np.ndarray, steps: np.ndarray) -> PowerFit:
 
 @dataclass(frozen=True)
 class APMDKnobSweep:
-    """Exact APMD's steps to eps along the hardness knob ``1 / gap`` (SPEC sections 4 and 5).
+    """Exact APMD's steps to eps along the hardness knob ``1 / gap`` (paper sections 2.1 and 3.1).
 
     Attributes
     ----------
@@ -330,12 +330,12 @@ def apmd_steps_along_knob(
     n_zero: int = DEFAULT_N_ZERO,
     progress: bool | None = None,
 ) -> APMDKnobSweep:
-    """Exact APMD's steps to eps as the distractor gap shrinks, the knob of chapter 2 (SPEC sections 4, 5).
+    """Exact APMD's steps to eps as the distractor gap shrinks, the knob of chapter 2 (paper sections 2.1 and 3.1).
 
     The same instances, eps and learning rate as
     :func:`~covpo.collapse.sweeps.steps_to_eps_sweep`, so the two sweeps compare directly:
     REINFORCE's steps grow like ``exp(c / gap)``, APMD's like a small power of ``1 / gap``,
-    following exact mirror descent's ``beta / gap`` resets (SPEC section 4), and its coverage
+    following exact mirror descent's ``beta / gap`` resets (paper section 3.1, Eq. (18)), and its coverage
     does not fall below the base coverage's level. All runs advance in one compiled call.
 
     Parameters
@@ -390,7 +390,7 @@ def apmd_steps_along_knob(
 
 
 def inner_kl_per_reset(run: CollapseRun, beta: float, inner_steps: int) -> np.ndarray:
-    """``KL(pi_{t+1} || pi*_{t+1})`` of every complete outer iteration of an APMD run (SPEC section 4).
+    """``KL(pi_{t+1} || pi*_{t+1})`` of every complete outer iteration of an APMD run (paper section 3.1).
 
     ``pi*_{t+1} proportional to pi_t exp(r / beta)`` is the exact mirror-descent step from the
     reference ``pi_t``; the value is the accuracy with which the inner loop solved subproblem
@@ -415,7 +415,7 @@ def inner_kl_per_reset(run: CollapseRun, beta: float, inner_steps: int) -> np.nd
 
 @dataclass(frozen=True)
 class InnerAccuracySweep:
-    """Inner-loop accuracy and coverage of APMD over inner step counts and learning rates (SPEC section 4).
+    """Inner-loop accuracy and coverage of APMD over inner step counts and learning rates (paper section 3.1).
 
     Arrays are ``(n_etas, n_inner_steps)``; every run takes ``max_steps // inner_steps`` complete
     outer iterations from the base model, without stopping at eps.
@@ -459,7 +459,7 @@ def inner_accuracy_sweep(
 ) -> InnerAccuracySweep:
     """How accurately APMD's inner loops solve their subproblems, next to the coverage each run keeps.
 
-    The measured counterpart of APMD's guarantee (SPEC section 4): if every inner loop is
+    The measured counterpart of APMD's guarantee (paper section 3.1, proved in appendix D): if every inner loop is
     accurate enough, in ``KL(pi_{t+1} || pi*_{t+1})``, coverage stays above half the base
     coverage. One exact APMD run per ``(eta, inner_steps)``, recorded at every reset
     (:func:`inner_kl_per_reset`).

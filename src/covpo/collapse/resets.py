@@ -1,4 +1,4 @@
-"""Reference resets on the collapse family: exact-gradient APMD in the compiled engine (SPEC section 4).
+"""Reference resets on the collapse family: exact-gradient APMD in the compiled engine (paper section 3.1).
 
 APMD with the inner loop of ``inner_steps`` exact gradient steps: gradient ascent on
 ``J_beta(pi_theta; pi_ref)`` at one constant learning rate, with the reference ``pi_ref``
@@ -68,7 +68,7 @@ def exact_apmd_run(
     record_steps: Sequence[int] | None = None,
     progress: bool | None = None,
 ) -> CollapseRun:
-    """Exact-gradient APMD on the reduced state, from the base model (SPEC section 4, paper Figure 2a).
+    """Exact-gradient APMD on the reduced state, from the base model (paper section 3.1 and Figure 2a).
 
     Outer iteration ``t`` resets the reference to ``pi_t`` (the base model for ``t = 0``) and
     takes ``inner_steps`` steps ``theta <- theta + eta grad J_beta(pi_theta; pi_t)``. The run
@@ -133,7 +133,7 @@ def exact_apmd_many(
     The runs of :func:`exact_apmd_run` without records, with the arguments of
     :func:`~covpo.collapse.engine.exact_reinforce_many`: ``etas``, ``betas``, ``inner_steps``
     and ``eps`` are scalars (shared) or one value per instance, so a knob sweep passes one
-    instance per knob value and an inner-step sweep one period per run (SPEC sections 4 and 5).
+    instance per knob value and an inner-step sweep one period per run (paper section 3.1, appendix C.1).
     """
     instances = _check_instances(instances)
     max_steps = check_count("max_steps", max_steps)
@@ -155,7 +155,7 @@ def mirror_descent_resets_to_eps(instance: CollapseInstance, beta: float, eps: f
     """Resets exact mirror descent needs for eps-optimality: the smallest ``T >= 1`` with ``J* - J(pi_T) <= eps``.
 
     Exact mirror descent unrolls to ``pi_T = pi_0 exp(T r / beta) / Z``, the fixed-reference
-    optimum at strength ``beta / T`` (SPEC section 4), so ``T`` is the first integer with
+    optimum at strength ``beta / T`` (paper section 3.1, appendix B.3), so ``T`` is the first integer with
     ``regularized_optimum_suboptimality(instance, beta / T) <= eps``; it grows like ``beta / gap``.
     APMD's inner loops only approximate each step: with the default constants it takes two
     to three times as many resets on this family.

@@ -1,4 +1,4 @@
-"""Stochastic REINFORCE on the collapse instance, exact in distribution on blocks of any size (SPEC section 3).
+"""Stochastic REINFORCE on the collapse instance, exact in distribution on blocks of any size (sampled form of paper section 2.1).
 
 Each step draws a batch of responses from ``pi_theta`` and ascends the (KL-shaped) reward
 minus a leave-one-out or batch-mean baseline. Zero-reward members are tracked only once
@@ -183,7 +183,7 @@ def sampled_collapse_run(
     n_records: int = 100,
     progress: bool | None = None,
 ) -> Trajectory:
-    """Stochastic REINFORCE on the collapse instance, ``batch_size`` responses per step (SPEC section 3).
+    """Stochastic REINFORCE on the collapse instance, ``batch_size`` responses per step (sampled, after paper section 2.1).
 
     Each step draws responses from ``pi_theta`` and ascends
     ``mean_i A_i grad log pi(y_i)`` with ``A_i`` the (KL-shaped, when ``beta`` is given) reward
@@ -312,7 +312,7 @@ def sampled_reinforce_over_seeds(
 ) -> SeedSweep:
     """:func:`sampled_collapse_run` once per seed, each with its own generator spawned from ``seed``.
 
-    Stochastic REINFORCE (SPEC section 3) on the collapse instance (SPEC section 5); ``eps``
+    Stochastic REINFORCE on our collapse instance (paper section 2.1); ``eps``
     defaults to half the gap. Each run stops at eps-optimality or after ``n_steps``.
     """
     instance = _check_instance(instance)

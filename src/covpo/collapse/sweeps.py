@@ -1,4 +1,4 @@
-"""The sweeps chapter 2 reports: steps to eps along the hardness knob, beta and learning rate (SPEC section 5).
+"""The sweeps chapter 2 reports: steps to eps along the hardness knob, beta and learning rate (our sweeps, after paper appendix C.1).
 
 Measured on this family (our instance and constants, not the paper's): once the zero block
 has drained, its mass decays like ``1 / t`` (``t = eta * steps``) and keeps pushing the
@@ -53,7 +53,7 @@ REGULARIZED_GAPS = 1.0 / np.linspace(12.5, 50.0, 9)
 
 
 def _best_of_n_samples(coverage: float, delta: float) -> int:
-    """Smallest ``N`` with ``(1 - c)^N <= delta``: Best-of-N from ``pi_0`` (SPEC section 1)."""
+    """Smallest ``N`` with ``(1 - c)^N <= delta``: Best-of-N from ``pi_0`` (paper section 1.3)."""
     return int(np.ceil(np.log(delta) / np.log1p(-coverage)))
 
 
@@ -101,7 +101,7 @@ def fit_exponential(inverse_gaps: np.ndarray, steps: np.ndarray) -> ExponentialF
 
 @dataclass(frozen=True)
 class StepsToEpsSweep:
-    """Steps to eps-optimality along the hardness knob ``1 / gap`` (SPEC section 5).
+    """Steps to eps-optimality along the hardness knob ``1 / gap`` (paper section 2.1).
 
     Attributes
     ----------
@@ -153,7 +153,7 @@ def steps_to_eps_sweep(
     delta: float = DEFAULT_DELTA,
     progress: bool | None = None,
 ) -> StepsToEpsSweep:
-    """Exact REINFORCE's steps to eps-optimality as the distractor gap shrinks (SPEC section 5).
+    """Exact REINFORCE's steps to eps-optimality as the distractor gap shrinks (paper section 2.1).
 
     Every knob value keeps the same base model coverage; ``eps = eps_fraction * gap`` sits
     below the gap, so the optimal response must overtake the distractor. With
@@ -222,7 +222,7 @@ def steps_to_eps_sweep(
 
 @dataclass(frozen=True)
 class BetaSweep:
-    """Fixed-reference KL regularization toward the base model, one run per ``beta`` (SPEC section 5).
+    """Fixed-reference KL regularization toward the base model, one run per ``beta`` (paper section 2.1).
 
     Attributes
     ----------
@@ -274,7 +274,7 @@ def beta_sweep(
     """For each ``beta``: is ``pi_beta`` eps-optimal, how low does coverage go, how many steps to eps.
 
     The paper's claim to test: every fixed-reference strength either lets coverage collapse
-    or has an optimum that is not eps-optimal (SPEC section 5). ``eps`` defaults to half the gap.
+    or has an optimum that is not eps-optimal (paper section 2.1). ``eps`` defaults to half the gap.
     """
     instance = _check_instance(instance)
     betas = check_finite_array("betas", betas, ndim=1)
@@ -321,7 +321,7 @@ ESCAPE_OUTCOMES = ("collapsed", "optimum not eps-optimal", "escaped", "budget ex
 
 @dataclass(frozen=True)
 class BetaEscapeMap:
-    """The outcome of fixed-reference REINFORCE for every ``(gap, beta)`` (SPEC section 5).
+    """The outcome of fixed-reference REINFORCE for every ``(gap, beta)`` (paper section 2.1).
 
     Arrays are ``(n_gaps, n_betas)``.
 
@@ -387,7 +387,7 @@ def beta_escape_map(
     n_zero: int = DEFAULT_N_ZERO,
     progress: bool | None = None,
 ) -> BetaEscapeMap:
-    """Which fixed-reference strengths escape collapse, gap by gap (SPEC section 5, chapter 2).
+    """Which fixed-reference strengths escape collapse, gap by gap (paper section 2.1, chapter 2).
 
     :func:`beta_sweep` over a grid of gaps: exact REINFORCE with a KL penalty toward the base
     model at each ``beta``, until ``eps = eps_fraction * gap`` or ``max_steps``. The paper's
@@ -497,7 +497,7 @@ def learning_rate_sweep(
     n_steps: int,
     beta: float | None = None,
 ) -> LearningRateSweep:
-    """The learning-rate sweep of SPEC section 5: reward after ``n_steps`` exact steps per ``eta``.
+    """The learning-rate sweep of paper appendix C.1: reward after ``n_steps`` exact steps per ``eta``.
 
     Call it once unregularized and once with a strong ``beta``; a learning rate that makes
     the strongly regularized ascent non-monotone is past the stable range.

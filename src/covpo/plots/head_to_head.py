@@ -147,8 +147,10 @@ def head_to_head_widget(results: tuple[HeadToHead, ...]) -> Explorable:
     largest = max(int(result.responses_to_eps.max()) for result in results)
     budgets = sorted({min(800, largest), min(3200, largest), largest})
     sliders = [
-        Slider("family", "family (0: collapse, 1: random)", 0, len(results) - 1, 0, tuple(range(len(results))), integer=True),
-        Slider("algorithm_set", "algorithms (0: all, 1: resets, 2: the rest)", 0, 2, 0, (0, 1, 2), integer=True),
+        Slider("family", "family", 0, len(results) - 1, 0, tuple(range(len(results))), integer=True,
+               choices=tuple(result.label for result in results)),
+        Slider("algorithm_set", "algorithms", 0, len(ALGORITHM_SETS) - 1, 0, tuple(range(len(ALGORITHM_SETS))),
+               integer=True, choices=tuple(ALGORITHM_SETS)),
         Slider("response_budget", "response budget", 100, largest, largest, tuple(budgets), integer=True, log=True),
     ]
 

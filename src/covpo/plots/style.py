@@ -1,0 +1,91 @@
+"""The book's one figure style: sized for the content column, legible at display size, colour-blind safe.
+
+Every figure is designed at the width of the page's content column (:data:`COLUMN_WIDTH`
+inches, shown at :data:`DISPLAY_PX_PER_INCH` CSS pixels per inch, so 9 pt text reads at
+about 12 px), with at most two panels side by side, and saved as PNG at twice that
+resolution (:data:`SAVE_DPI`) so that it stays sharp on high-density screens. Colours are the
+Okabe-Ito palette, and series beyond the first few also differ by marker
+(:func:`series_style`). Log axes keep their labels from colliding (:func:`tidy_log_axes`).
+"""
+
+from __future__ import annotations
+
+import matplotlib as mpl
+from cycler import cycler
+from matplotlib.axis import Axis
+from matplotlib.figure import Figure
+from matplotlib.ticker import LogFormatterSciNotation, LogLocator, NullFormatter
+
+COLUMN_WIDTH = 7.0
+DISPLAY_PX_PER_INCH = 100
+SAVE_DPI = 2 * DISPLAY_PX_PER_INCH
+# Okabe and Ito's colour-blind-safe palette, yellow last (it is faint on white).
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
+MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*", "<", ">", "p", "h")
+LINESTYLES = ("-", "--", "-.", ":")
+
+BOOK_RC = {
+    "figure.figsize": (COLUMN_WIDTH, 3.0),
+    "figure.dpi": DISPLAY_PX_PER_INCH,
+    "savefig.dpi": SAVE_DPI,
+    "font.size": 10,
+    "axes.titlesize": 10,
+    "axes.labelsize": 10,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "legend.fontsize": 9,
+    "legend.title_fontsize": 9,
+    "figure.titlesize": 11,
+    "axes.prop_cycle": cycler(color=PALETTE),
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "lines.linewidth": 1.6,
+    "lines.markersize": 5,
+    "image.cmap": "viridis",
+}
+
+
+def apply_book_style() -> None:
+    """Make :data:`BOOK_RC` matplotlib's defaults (done once when the plotting modules are imported)."""
+    mpl.rcParams.update(BOOK_RC)
+
+
+def series_style(index: int) -> dict[str, str]:
+    """Colour, marker and line style of the ``index``-th of many series, each distinct up to 96 series."""
+    return {
+        "color": PALETTE[index % len(PALETTE)],
+        "marker": MARKERS[index % len(MARKERS)],
+        "linestyle": LINESTYLES[(index // len(PALETTE)) % len(LINESTYLES)],
+    }
+
+
+def _tidy_log_axis(axis: Axis) -> None:
+    """Label a log axis by its decades only; an axis spanning under two decades gets 1-2-5 labels."""
+    low, high = sorted(axis.get_view_interval())
+    if low <= 0:
+        return
+    decades = [tick for tick in axis.get_majorticklocs() if low <= tick <= high]
+    if len(decades) >= 2:
+        axis.set_minor_formatter(NullFormatter())
+        return
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(LogFormatterSciNotation(labelOnlyBase=False))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def tidy_log_axes(figure: Figure) -> None:
+    """Apply :func:`_tidy_log_axis` to every log-scaled axis of ``figure`` (3-D axes excepted)."""
+    for axes in figure.axes:
+        if axes.name != "rectilinear":
+            continue
+        for axis in (axes.xaxis, axes.yaxis):
+            if axis.get_scale() == "log":
+                _tidy_log_axis(axis)
+
+
+def display_size(figure: Figure) -> dict[str, int]:
+    """The width in CSS pixels at which ``figure`` is meant to be shown (its design width).
+
+    Only the width: the page keeps the aspect ratio, also where a narrow screen shrinks it.
+    """
+    return {"width": round(figure.get_figwidth() * DISPLAY_PX_PER_INCH)}
