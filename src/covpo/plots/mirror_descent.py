@@ -14,6 +14,7 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
+from matplotlib.lines import Line2D
 from matplotlib.ticker import NullLocator
 
 from covpo.collapse import (
@@ -35,11 +36,12 @@ from covpo.collapse import (
 from covpo.collapse.reset_sweeps import InnerAccuracySweep
 from covpo.mirror_descent import MirrorDescentRate
 from covpo.plots.base import BookFigure, new_figure
+from covpo.plots.style import COLUMN_WIDTH, MARKERS, PALETTE, series_style
 from covpo.plots.collapse import SQRT3_HALF, _step_axis, _ternary
 from covpo.widgets import Explorable, Slider, explorable
 
-REGIME_COLORS = {"weak": "C3", "strong": "C0", "resets": "C2"}
-METHOD_COLORS = {"REINFORCE": "C3", "APMD": "C2"}
+REGIME_COLORS = {"weak": "C1", "strong": "C0", "resets": "C2"}
+METHOD_COLORS = {"REINFORCE": "C1", "APMD": "C2"}
 STACK_SPACING = 0.25
 """Vertical offset between the surfaces of the stack in :func:`figure_3` (objective units)."""
 STACK_MARGIN = (0.45, 0.9)
@@ -52,14 +54,20 @@ def _log_steps_axes(axes) -> None:
     axes.grid(alpha=0.3)
 
 
+def _legend_cell(axes, handles: list, **options) -> None:
+    """Turn ``axes`` (an empty cell of a grid of panels) into a legend for its neighbours."""
+    axes.axis("off")
+    axes.legend(handles=handles, loc="center", frameon=False, **options)
+
+
 def _draw_simplex(axes, labels: tuple[str, str, str] = ("zero-reward\nblock", "distractor", "optimal")) -> None:
     corners = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, SQRT3_HALF], [0.0, 0.0]])
     axes.plot(corners[:, 0], corners[:, 1], color="0.3", lw=1)
     for (x, y), label in zip(corners[:3], labels):
-        axes.annotate(label, (x, y), ha="center", va="top" if y == 0 else "bottom", fontsize=8)
+        axes.annotate(label, (x, y), ha="center", va="top" if y == 0 else "bottom")
     axes.set_aspect("equal")
-    axes.set_xlim(-0.08, 1.08)
-    axes.set_ylim(-0.14, 1.0)
+    axes.set_xlim(-0.1, 1.1)
+    axes.set_ylim(-0.2, 1.0)
     axes.axis("off")
 
 
@@ -69,18 +77,19 @@ def _simplex_path(axes, path: SimplexPath, color: str, label: str, markers: np.n
     axes.plot(x[:1], y[:1], "o", color=color, ms=5)
     axes.plot(x[-1:], y[-1:], "s", color=color, ms=5)
     if markers is not None:
-        axes.plot(x[markers], y[markers], ".", color=color, ms=4)
+        axes.plot(x[markers], y[markers], ".", color="k", ms=3.5)
 
 
 def figure_1(data: Figure1Data) -> BookFigure:
     """Paper Figure 1: weak fixed, strong fixed and reset regularization on one member of the family.
 
-    Left, the three runs on the simplex of (optimal, distractor, zero block) mass, with dots
-    at every reset of the reset run until it is eps-optimal; middle, the expected reward; right,
-    the base-10 log coverage, all against gradient steps.
+    Top left, the three runs on the simplex of (optimal, distractor, zero block) mass, with dots
+    at every reset of the reset run until it is eps-optimal, and the legend beside it; bottom,
+    the expected reward (left) and the base-10 log coverage (right), against gradient steps.
     """
-    figure = new_figure(13.0, 4.0)
-    simplex_axes, reward_axes, coverage_axes = figure.subplots(1, 3, width_ratios=[1.05, 1, 1])
+    figure = new_figure(COLUMN_WIDTH, 6.2)
+    panels = figure.subplot_mosaic([["simplex", "legend"], ["reward", "coverage"]])
+    simplex_axes, reward_axes, coverage_axes = panels["simplex"], panels["reward"], panels["coverage"]
     _draw_simplex(simplex_axes)
     runs = (
         ("weak", data.weak, data.weak_path, f"fixed reference, weak $\\beta$ = {data.weak_beta:.3g}"),
@@ -101,17 +110,24 @@ def figure_1(data: Figure1Data) -> BookFigure:
     reward_axes.axhline(optimum - data.eps, color="k", lw=1, ls="--", label="$J^\\star - \\varepsilon$")
     reward_axes.axhline(
         optimum - data.strong_optimum_suboptimality, color=REGIME_COLORS["strong"], lw=1, ls=":",
-        label="strong fixed optimum $\\pi_\\beta$",
+        label="optimum of the strong fixed reference",
     )
     reward_axes.set_ylabel("expected reward $J(\\pi)$")
-    reward_axes.legend(fontsize=7, loc="lower right")
     coverage_axes.axhline(np.log10(data.instance.base_coverage), color="0.5", lw=1, ls=":", label="base coverage")
     coverage_axes.set_ylabel("$\\log_{10}$ coverage $\\pi(y^\\star)$")
-    coverage_axes.legend(fontsize=7, loc="lower left")
     for axes in (reward_axes, coverage_axes):
         _log_steps_axes(axes)
-    simplex_axes.set_title("mass on the simplex (circle: start, square: end)", fontsize=9)
-    figure.suptitle(f"gap {data.instance.gap}: three ways to regularize, {data.weak.trajectory.total_gradient_steps:,} steps each")
+    simplex_axes.set_title("mass on the simplex")
+    handles = reward_axes.get_legend_handles_labels()[0] + coverage_axes.get_lines()[-1:]
+    handles += [
+        Line2D([], [], color="0.3", marker="o", ls="none", label="start (simplex)"),
+        Line2D([], [], color="0.3", marker="s", ls="none", label="end (simplex)"),
+        Line2D([], [], color="k", marker=".", ls="none", label="a reset (simplex)"),
+    ]
+    _legend_cell(panels["legend"], handles)
+    figure.suptitle(
+        f"gap {data.instance.gap}: three ways to regularize, {data.weak.trajectory.total_gradient_steps:,} steps each"
+    )
     return figure
 
 
@@ -123,34 +139,43 @@ def _mark_eps(axes, steps_to_eps: int | None, color: str) -> None:
 def figure_2a(data: Figure2aData) -> BookFigure:
     """Paper Figure 2a: reward and log10 coverage against gradient steps, REINFORCE vs APMD, same budget.
 
-    Dashed vertical lines mark each method's first eps-optimal step.
+    Dashed vertical lines mark each method's first eps-optimal step; the legend sits under the
+    two panels.
     """
-    figure = new_figure(11.0, 3.8)
+    figure = new_figure(COLUMN_WIDTH, 4.1)
     reward_axes, coverage_axes = figure.subplots(1, 2)
     methods = (
         ("REINFORCE", data.reinforce, data.reinforce_steps_to_eps,
-         f"REINFORCE, fixed reference, $\\beta$ = {data.reinforce_beta:.3g}"),
-        ("APMD", data.apmd, data.apmd_steps_to_eps, f"APMD, $\\beta$ = {data.apmd_beta:.3g}, K = {data.inner_steps}"),
+         f"REINFORCE, KL to the base model, $\\beta$ = {data.reinforce_beta:.3g}"),
+        ("APMD", data.apmd, data.apmd_steps_to_eps,
+         f"APMD (resets), $\\beta$ = {data.apmd_beta:.3g}, K = {data.inner_steps}"),
     )
     for name, run, first, label in methods:
         color = METHOD_COLORS[name]
         x = _step_axis(run.trajectory.gradient_steps)
-        reward_axes.plot(x, run.trajectory.reward, color=color, label=label)
-        coverage_axes.plot(x, run.trajectory.log10_coverage[:, 0], color=color, label=label)
+        reward_axes.plot(x, run.trajectory.reward, color=color, lw=2, label=label)
+        coverage_axes.plot(x, run.trajectory.log10_coverage[:, 0], color=color, lw=2, label=label)
         for axes in (reward_axes, coverage_axes):
             _mark_eps(axes, first, color)
-    reward_axes.axhline(data.instance.optimal_value - data.eps, color="k", lw=1, ls=":", label="$J^\\star - \\varepsilon$")
-    reward_axes.set_ylabel("expected reward $J(\\pi)$")
-    reward_axes.legend(fontsize=7, loc="lower right")
-    coverage_axes.axhline(np.log10(data.instance.base_coverage), color="0.5", lw=1, ls=":", label="base coverage")
-    coverage_axes.axhline(np.log10(data.instance.base_coverage / 2), color="0.5", lw=1, ls="-.", label="half the base coverage")
-    coverage_axes.set_ylabel("$\\log_{10}$ coverage $\\pi(y^\\star)$")
-    coverage_axes.legend(fontsize=7, loc="lower left")
+    reward_axes.axhline(data.instance.optimal_value - data.eps, color="k", lw=1, ls=":")
+    base = np.log10(data.instance.base_coverage)
+    coverage_axes.axhline(base, color="0.5", lw=1, ls=":")
+    coverage_axes.axhline(base - np.log10(2.0), color="0.5", lw=1, ls="-.")
+    reward_axes.set_title("expected reward $J(\\pi)$")
+    coverage_axes.set_title("coverage, $\\log_{10}\\,\\pi(y^\\star)$")
     for axes in (reward_axes, coverage_axes):
         _log_steps_axes(axes)
+    handles = reward_axes.get_legend_handles_labels()[0] + [
+        Line2D([], [], color="0.3", lw=1, ls="--", label="first $\\varepsilon$-optimal step"),
+        Line2D([], [], color="k", lw=1, ls=":", label="$J^\\star - \\varepsilon$ (left)"),
+        Line2D([], [], color="0.5", lw=1, ls=":", label="base coverage (right)"),
+        Line2D([], [], color="0.5", lw=1, ls="-.", label="half the base coverage (right)"),
+    ]
+    order = [0, 2, 3, 1, 4, 5]
+    figure.legend(handles=[handles[i] for i in order], loc="outside lower center", ncols=2, frameon=False)
     figure.suptitle(
-        f"gap {data.instance.gap}, learning rate {data.eta:g}, {data.reinforce.trajectory.total_gradient_steps:,} "
-        "gradient steps each (dashed: first $\\varepsilon$-optimal step)"
+        f"gap {data.instance.gap}, learning rate {data.eta:g}, "
+        f"{data.reinforce.trajectory.total_gradient_steps:,} gradient steps each"
     )
     return figure
 
@@ -158,12 +183,13 @@ def figure_2a(data: Figure2aData) -> BookFigure:
 def apmd_knob_figure(apmd: APMDKnobSweep, unregularized: StepsToEpsSweep, regularized: StepsToEpsSweep) -> BookFigure:
     """APMD against REINFORCE along the hardness knob ``1/gap`` of chapter 2.
 
-    Left: gradient steps to eps on log-log axes, with REINFORCE's exponential fits and APMD's
-    power-law fit. Middle: APMD's resets next to exact mirror descent's. Right: the lowest
-    coverage of every run relative to the base coverage.
+    Top left: gradient steps to eps on log-log axes, with REINFORCE's exponential fits and
+    APMD's power-law fit. Top right: APMD's resets next to exact mirror descent's. Bottom left:
+    the lowest coverage of every run relative to the base coverage. Bottom right: the legend.
     """
-    figure = new_figure(13.0, 3.9)
-    steps_axes, resets_axes, coverage_axes = figure.subplots(1, 3)
+    figure = new_figure(COLUMN_WIDTH, 6.0)
+    panels = figure.subplot_mosaic([["steps", "resets"], ["coverage", "legend"]])
+    steps_axes, resets_axes, coverage_axes = panels["steps"], panels["resets"], panels["coverage"]
     for sweep, label, color in ((unregularized, "REINFORCE, no KL", "C3"), (regularized, "REINFORCE, KL to $\\pi_0$", "C1")):
         knob = 1.0 / sweep.gaps
         steps_axes.plot(knob, sweep.steps_to_eps, "o", color=color, ms=4, label=label)
@@ -173,22 +199,24 @@ def apmd_knob_figure(apmd: APMDKnobSweep, unregularized: StepsToEpsSweep, regula
         coverage_axes.plot(knob, ratio, "o-", color=color, ms=4, label=label)
     knob = 1.0 / apmd.gaps
     steps_axes.plot(knob, apmd.steps_to_eps, "s", color="C2", ms=4, label=f"APMD, $\\beta$ = {apmd.beta:g}, K = {apmd.inner_steps}")
+    handles = steps_axes.get_legend_handles_labels()[0]
+    handles.append(Line2D([], [], color="0.4", lw=1, label="exponential fits (REINFORCE)"))
     if apmd.fit is not None:
         grid = np.geomspace(knob.min(), knob.max(), 60)
-        steps_axes.plot(
+        (fit_line,) = steps_axes.plot(
             grid, 10.0 ** (apmd.fit.intercept + apmd.fit.exponent * np.log10(grid)), color="C2", lw=1,
-            label=f"fit $\\propto (1/\\mathrm{{gap}})^{{{apmd.fit.exponent:.2f}}}$",
+            label=f"APMD fit $\\propto (1/\\mathrm{{gap}})^{{{apmd.fit.exponent:.2f}}}$",
         )
+        handles.append(fit_line)
     steps_axes.set_ylabel("gradient steps to $\\varepsilon$")
-    steps_axes.legend(fontsize=7, loc="upper left")
-    resets_axes.plot(knob, apmd.resets_to_eps, "s", color="C2", ms=4, label="APMD (gradient inner loop)")
-    resets_axes.plot(knob, apmd.mirror_descent_resets, "^", color="k", ms=4, mfc="none", label="exact mirror descent")
+    resets_axes.plot(knob, apmd.resets_to_eps, "s", color="C2", ms=4)
+    (exact_line,) = resets_axes.plot(
+        knob, apmd.mirror_descent_resets, "^", color="k", ms=5, mfc="none", label="exact mirror descent (resets)"
+    )
     resets_axes.set_ylabel("reference resets to $\\varepsilon$")
-    resets_axes.legend(fontsize=7, loc="upper left")
-    coverage_axes.plot(knob, np.log10(apmd.min_coverage_ratio), "s-", color="C2", ms=4, label="APMD")
-    coverage_axes.axhline(np.log10(0.5), color="0.4", ls="--", lw=1, label="half the base coverage")
-    coverage_axes.set_ylabel("$\\log_{10}$(lowest coverage / base coverage)")
-    coverage_axes.legend(fontsize=7, loc="lower left")
+    coverage_axes.plot(knob, np.log10(apmd.min_coverage_ratio), "s-", color="C2", ms=4)
+    half_line = coverage_axes.axhline(np.log10(0.5), color="0.4", ls="--", lw=1, label="half the base coverage")
+    coverage_axes.set_ylabel("$\\log_{10}$(lowest / base coverage)")
     for axes in (steps_axes, resets_axes):
         axes.set_xscale("log")
         axes.set_yscale("log")
@@ -196,29 +224,34 @@ def apmd_knob_figure(apmd: APMDKnobSweep, unregularized: StepsToEpsSweep, regula
         axes.set_xlabel("hardness knob 1 / gap")
         axes.grid(alpha=0.3, which="both")
     coverage_axes.set_xscale("log")
+    _legend_cell(panels["legend"], handles + [exact_line, half_line])
     return figure
 
 
 def rate_figure(rate: MirrorDescentRate, instance_index: int = 0, floor: float = 1e-7) -> BookFigure:
     """Exact mirror descent's suboptimality against its bound ``beta E log(1/c_0) / T``.
 
-    Left: suboptimality (solid) and bound (dashed) against outer iterations ``T`` for every
-    ``beta`` on one instance. Middle: the same curves against ``T / beta``, where they coincide.
-    Right: the resets to eps against ``beta`` for every instance, with a line of slope one.
+    Top left: suboptimality (solid) and bound (dashed) against outer iterations ``T`` for every
+    ``beta`` on one instance. Top right: the same curves against ``T / beta``, where they
+    coincide. Bottom left: the resets to eps against ``beta`` for every instance, with a line of
+    slope one. Bottom right: the legend of the top panels.
     """
-    figure = new_figure(13.0, 3.9)
-    t_axes, scaled_axes, resets_axes = figure.subplots(1, 3)
+    figure = new_figure(COLUMN_WIDTH, 6.0)
+    panels = figure.subplot_mosaic([["t", "scaled"], ["resets", "legend"]])
+    t_axes, scaled_axes, resets_axes = panels["t"], panels["scaled"], panels["resets"]
     t = rate.iterations[1:]
-    colors = colormaps["viridis"](np.linspace(0.0, 0.85, rate.betas.size))
+    colors = [series_style(index)["color"] for index in range(rate.betas.size)]
     for color, beta, suboptimality, bound in zip(
         colors, rate.betas, rate.suboptimality[instance_index], rate.bound[instance_index]
     ):
         shown = np.where(suboptimality[1:] > floor, suboptimality[1:], np.nan)
         t_axes.plot(t, shown, color=color, label=f"$\\beta$ = {beta:g}")
         t_axes.plot(t, bound[1:], color=color, ls="--", lw=1)
-        scaled_axes.plot(t / beta, shown, color=color, lw=2.5 if beta == rate.betas[0] else 1.2, label=f"$\\beta$ = {beta:g}")
-    t_axes.plot([], [], color="k", ls="--", lw=1, label="bound $\\beta\\,\\mathbb{E}\\log(1/c_0)/T$")
-    t_axes.axhline(rate.eps, color="0.4", ls=":", lw=1, label="$\\varepsilon$")
+        scaled_axes.plot(t / beta, shown, color=color, lw=3.5 if beta == rate.betas[0] else 1.2)
+    handles = t_axes.get_legend_handles_labels()[0] + [
+        Line2D([], [], color="0.3", ls="--", lw=1, label="bound $\\beta\\,\\mathbb{E}\\log(1/c_0)/T$"),
+        t_axes.axhline(rate.eps, color="0.4", ls=":", lw=1, label="$\\varepsilon$"),
+    ]
     t_axes.set_xlabel("outer iterations (resets) $T$")
     scaled_axes.set_xlabel("$T / \\beta$")
     for axes in (t_axes, scaled_axes):
@@ -227,20 +260,21 @@ def rate_figure(rate: MirrorDescentRate, instance_index: int = 0, floor: float =
         axes.set_ylim(bottom=floor)
         axes.set_ylabel("$J^\\star - J(\\pi_T)$")
         axes.grid(alpha=0.3, which="both")
-    t_axes.legend(fontsize=7, loc="lower left")
-    scaled_axes.legend(fontsize=7, loc="lower left")
+    _legend_cell(panels["legend"], handles, title=f"top panels: instance {instance_index}")
+    shades = ("k", "0.35", "0.6")
     for index, resets in enumerate(rate.resets_to_eps):
         reached = resets > 0
-        resets_axes.plot(rate.betas[reached], resets[reached], "o-", ms=4, label=f"instance {index}")
+        resets_axes.plot(rate.betas[reached], resets[reached], "-", color=shades[index % len(shades)],
+                         marker=MARKERS[index % len(MARKERS)], ms=5, label=f"instance {index}")
     reference = rate.resets_to_eps[rate.resets_to_eps > 0].max() * rate.betas / rate.betas.max()
-    resets_axes.plot(rate.betas, reference, "k--", lw=1, label="$T \\propto \\beta$")
+    resets_axes.plot(rate.betas, reference, color="C2", ls="--", lw=1, label="$T \\propto \\beta$")
     resets_axes.set_xscale("log")
     resets_axes.set_yscale("log")
     resets_axes.set_xticks(rate.betas, [f"{beta:g}" for beta in rate.betas])
     resets_axes.minorticks_off()
     resets_axes.set_xlabel("$\\beta$")
     resets_axes.set_ylabel(f"resets to $\\varepsilon$ = {rate.eps:g}")
-    resets_axes.legend(fontsize=7)
+    resets_axes.legend(loc="upper left")
     resets_axes.grid(alpha=0.3, which="both")
     return figure
 
@@ -248,13 +282,14 @@ def rate_figure(rate: MirrorDescentRate, instance_index: int = 0, floor: float =
 def inner_steps_figure(sweep: InnerStepsSweep, accuracy: InnerAccuracySweep) -> BookFigure:
     """Where coverage preservation breaks, and how it follows the accuracy of the inner loops.
 
-    Left: lowest coverage relative to the base coverage over the ``(eta, K)`` grid, each cell
+    Top: lowest coverage relative to the base coverage over the ``(eta, K)`` grid, each cell
     labelled with the gradient steps to eps ("-" where the budget ran out), and the line
-    ``eta * beta * K = 16``. Right: the worst inner-loop KL of each run against the
-    coverage it kept.
+    ``eta * beta * K = 16``. Bottom: the worst inner-loop KL of each run against the
+    coverage it kept, the learning rate as the marker and ``K`` as the colour.
     """
-    figure = new_figure(12.5, 4.2)
-    grid_axes, kl_axes = figure.subplots(1, 2, width_ratios=[1.15, 1])
+    figure = new_figure(COLUMN_WIDTH, 7.4)
+    top, bottom = figure.subfigures(2, 1, height_ratios=[1, 1.05])
+    grid_axes, kl_axes = top.subplots(), bottom.subplots()
     ratio = np.log10(np.maximum(sweep.min_coverage_ratio, 1e-300))
     norm = Normalize(vmin=min(-6.0, float(ratio.min())), vmax=0.0)
     image = grid_axes.imshow(ratio, cmap="magma", norm=norm, origin="lower", aspect="auto")
@@ -262,39 +297,37 @@ def inner_steps_figure(sweep: InnerStepsSweep, accuracy: InnerAccuracySweep) -> 
         for j in range(sweep.inner_steps.size):
             text = f"{sweep.steps_to_eps[i, j]:,}" if sweep.reached_eps[i, j] else "-"
             shade = "k" if ratio[i, j] > 0.6 * norm.vmin else "w"
-            grid_axes.text(j, i, text, ha="center", va="center", fontsize=7, color=shade)
+            grid_axes.text(j, i, text, ha="center", va="center", color=shade)
     # The boundary eta * beta * K = 16, drawn between cells (the grid doubles K from column to column).
     boundary = np.log2(16.0 / (sweep.beta * sweep.etas * sweep.inner_steps[0])) - 0.5
     rows = np.arange(sweep.etas.size)
-    grid_axes.plot(np.repeat(boundary, 2), np.column_stack([rows - 0.5, rows + 0.5]).ravel(), color="C9", lw=2,
-                   label="$\\eta\\beta K = 16$")
+    grid_axes.plot(np.repeat(boundary, 2), np.column_stack([rows - 0.5, rows + 0.5]).ravel(), color="C5", lw=2.5)
     grid_axes.set_xticks(range(sweep.inner_steps.size), [str(k) for k in sweep.inner_steps])
     grid_axes.set_yticks(range(sweep.etas.size), [f"{e:g}" for e in sweep.etas])
     grid_axes.set_xlim(-0.5, sweep.inner_steps.size - 0.5)
     grid_axes.set_xlabel("inner gradient steps per reset K")
     grid_axes.set_ylabel("learning rate $\\eta$")
-    grid_axes.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), frameon=False)
-    grid_axes.set_title(f"$\\beta$ = {sweep.beta:g}; cell text: gradient steps to $\\varepsilon$", fontsize=9)
-    figure.colorbar(image, ax=grid_axes, label="$\\log_{10}$(lowest coverage / base)")
+    grid_axes.set_title(f"$\\beta$ = {sweep.beta:g}; cell: gradient steps to $\\varepsilon$; blue line: $\\eta\\beta K = 16$")
+    top.colorbar(image, ax=grid_axes, label="$\\log_{10}$(lowest / base coverage)")
     markers = ("o", "s", "^", "D", "v", "P")
-    colors = colormaps["viridis"](np.linspace(0.0, 0.9, accuracy.inner_steps.size))
+    colors = [PALETTE[j % len(PALETTE)] for j in range(accuracy.inner_steps.size)]
     for i, eta in enumerate(accuracy.etas):
         for j, steps in enumerate(accuracy.inner_steps):
             kl_axes.plot(
                 accuracy.max_inner_kl[i, j], np.log10(accuracy.min_coverage_ratio[i, j]), markers[i % len(markers)],
-                color=colors[j], ms=6, mec="k", mew=0.4,
+                color=colors[j], ms=7, mec="k", mew=0.5, alpha=0.9,
             )
     for i, eta in enumerate(accuracy.etas):
-        kl_axes.plot([], [], markers[i % len(markers)], color="0.6", mec="k", mew=0.4, label=f"$\\eta$ = {eta:g}")
+        kl_axes.plot([], [], markers[i % len(markers)], color="0.7", mec="k", mew=0.5, ms=7, label=f"$\\eta$ = {eta:g}")
     for j, steps in enumerate(accuracy.inner_steps):
-        kl_axes.plot([], [], "s", color=colors[j], label=f"K = {steps}")
+        kl_axes.plot([], [], "s", color=colors[j], ms=7, label=f"K = {steps}")
     kl_axes.axhline(np.log10(accuracy.coverage_fraction), color="0.4", ls="--", lw=1, label="half the base coverage")
     kl_axes.set_xscale("log")
     kl_axes.set_xlabel("worst inner-loop error $\\max_t \\mathrm{KL}(\\pi_{t+1} \\Vert \\pi^\\star_{t+1})$")
-    kl_axes.set_ylabel("$\\log_{10}$(lowest coverage / base)")
-    kl_axes.legend(fontsize=6, ncol=2, loc="lower left")
+    kl_axes.set_ylabel("$\\log_{10}$(lowest / base coverage)")
+    kl_axes.legend(ncols=3, loc="lower left", handletextpad=0.3, columnspacing=0.9)
     kl_axes.grid(alpha=0.3, which="both")
-    kl_axes.set_title(f"{accuracy.max_steps} gradient steps per run", fontsize=9)
+    kl_axes.set_title(f"{accuracy.max_steps} gradient steps per run")
     return figure
 
 
@@ -339,18 +372,22 @@ def figure_3(data: Figure3Data, stack: Figure3Data | None = None) -> BookFigure:
     with ``u`` and ``v`` around the APMD path); by default it comes from ``data``.
     """
     stack = data if stack is None else stack
-    figure = new_figure(15.0, 5.2)
+    figure = new_figure(COLUMN_WIDTH, 7.8, constrained=False)
     panels = (
-        (data.weak, f"(a) fixed reference, weak $\\beta$ = {data.weak_beta:.3g}"),
-        (data.strong, f"(b) fixed reference, strong $\\beta$ = {data.strong_beta:.3g}"),
+        (data.weak, f"(a) fixed reference, weak $\\beta$ = {data.weak_beta:.3g}", [-0.05, 0.47, 0.52, 0.53]),
+        (data.strong, f"(b) fixed reference, strong $\\beta$ = {data.strong_beta:.3g}", [0.44, 0.47, 0.52, 0.53]),
     )
-    for position, (landscape, title) in enumerate(panels, start=1):
-        axes = figure.add_subplot(1, 3, position, projection="3d", computed_zorder=False)
+    for landscape, title, box in panels:
+        axes = figure.add_axes(box, projection="3d", computed_zorder=False)
+        axes.set_facecolor("none")
         _surface(axes, landscape)
         _path_on(axes, landscape)
-        axes.set_title(title, fontsize=10)
-        axes.set_zlabel("$J_\\beta(\\pi; \\pi_0)$", fontsize=8)
-    axes = figure.add_subplot(1, 3, 3, projection="3d", computed_zorder=False)
+        axes.set_title(title, y=0.96)
+        axes.set_zlabel("$J_\\beta(\\pi; \\pi_0)$")
+        axes.set_xticks(np.arange(np.ceil(landscape.u.min() / 4) * 4, landscape.u.max() + 1e-9, 4))
+        axes.set_yticks(np.arange(np.ceil(landscape.v.min() / 4) * 4, landscape.v.max() + 1e-9, 4))
+        axes.set_box_aspect(None, zoom=0.85)
+    axes = figure.add_axes([0.02, 0.03, 0.8, 0.47], projection="3d", computed_zorder=False)
     steps = stack.apmd.trajectory.gradient_steps
     for level, (landscape, reset, step) in enumerate(zip(stack.stack, stack.stack_resets, stack.stack_steps)):
         offset = level * STACK_SPACING
@@ -360,16 +397,17 @@ def figure_3(data: Figure3Data, stack: Figure3Data | None = None) -> BookFigure:
         _surface(axes, landscape, _window(landscape, landscape.path[segment], STACK_MARGIN), offset=offset)
         _path_on(axes, landscape, segment, offset=offset, lw=2.2)
         reference = landscape.reference
-        axes.text(reference[0] + 0.3, reference[1], landscape.path_objective[start] + offset, f"t = {reset}", fontsize=7)
+        axes.text(reference[0] + 0.3, reference[1], landscape.path_objective[start] + offset, f"t = {reset}")
     axes.set_zticks([])
-    axes.set_zlabel(f"$J_\\beta(\\pi; \\pi_t)$, lifted {STACK_SPACING:g} per level", fontsize=8)
+    axes.set_zlabel(f"$J_\\beta(\\pi; \\pi_t)$, lifted {STACK_SPACING:g} per level")
     axes.set_title(f"(c) resets: one subproblem per reset, $\\beta$ = {stack.strong_beta:.3g}, K = {stack.inner_steps}",
-                   fontsize=10)
+                   y=0.98)
     for axes in figure.axes:
-        axes.set_xlabel("u: optimal vs distractor", fontsize=8)
-        axes.set_ylabel("v: rewarding vs zero", fontsize=8)
+        axes.set_xlabel("u: optimal vs distractor", fontsize=9)
+        axes.set_ylabel("v: rewarding vs zero", fontsize=9)
         axes.view_init(elev=26, azim=-62)
-    figure.colorbar(ScalarMappable(norm=COVERAGE_NORM, cmap=colormaps["magma"]), ax=figure.axes, shrink=0.5, pad=0.04,
+    colorbar_axes = figure.add_axes([0.86, 0.08, 0.025, 0.32])
+    figure.colorbar(ScalarMappable(norm=COVERAGE_NORM, cmap=colormaps["magma"]), cax=colorbar_axes,
                     label="$\\log_{10}$ coverage")
     return figure
 
@@ -421,33 +459,33 @@ def apmd_explorer_figure(beta: float, inner_steps: int, eta: float, budget: int)
     apmd = exact_apmd_run(instance, beta, inner_steps, eta=eta, max_steps=budget, n_records=WIDGET_RECORDS, progress=False)
     reinforce_first = exact_collapse_run(instance, eta, budget, beta=reinforce_beta, eps=eps, n_records=2, progress=False)
     apmd_first = exact_apmd_run(instance, beta, inner_steps, eta=eta, max_steps=budget, eps=eps, n_records=2, progress=False)
-    figure = new_figure(11.0, 3.6)
-    figure.set_layout_engine("none")
+    figure = new_figure(COLUMN_WIDTH, 4.4, constrained=False)
     axes_pair = figure.subplots(
-        1, 2, gridspec_kw={"left": 0.06, "right": 0.99, "bottom": 0.14, "top": 0.86, "wspace": 0.2}
+        1, 2, gridspec_kw={"left": 0.09, "right": 0.98, "bottom": 0.27, "top": 0.8, "wspace": 0.3}
     )
-    _widget_curves(axes_pair, reinforce, METHOD_COLORS["REINFORCE"], f"REINFORCE, fixed reference, beta = {reinforce_beta:.3g}")
+    _widget_curves(axes_pair, reinforce, METHOD_COLORS["REINFORCE"], f"REINFORCE, KL to base, beta = {reinforce_beta:.3g}")
     _widget_curves(axes_pair, apmd, METHOD_COLORS["APMD"], f"APMD, beta = {beta:.3g}, K = {inner_steps}")
-    axes_pair[0].axhline(instance.optimal_value - eps, color="k", ls=":", lw=1, label="J* - eps")
+    axes_pair[0].axhline(instance.optimal_value - eps, color="k", ls=":", lw=1, label="J* - eps (left)")
     axes_pair[0].set_ylim(0.0, 1.02)
     axes_pair[0].set_ylabel("expected reward")
-    axes_pair[0].legend(fontsize=7, loc="lower right")
     base = np.log10(instance.base_coverage)
-    axes_pair[1].axhline(base, color="0.5", ls=":", lw=1, label="base coverage")
-    axes_pair[1].axhline(base - np.log10(2.0), color="0.5", ls="-.", lw=1, label="half of it")
+    axes_pair[1].axhline(base, color="0.5", ls=":", lw=1, label="base coverage (right)")
+    axes_pair[1].axhline(base - np.log10(2.0), color="0.5", ls="-.", lw=1, label="half of it (right)")
     axes_pair[1].set_ylabel("log10 coverage")
-    axes_pair[1].legend(fontsize=7, loc="lower left")
     for axes in axes_pair:
         axes.set_xscale("log")
         axes.xaxis.set_major_formatter(_power_of_ten)
         axes.xaxis.set_minor_locator(NullLocator())
         axes.set_xlabel("gradient steps + 1")
         axes.grid(alpha=0.3)
+    handles = axes_pair[0].get_lines() + axes_pair[1].get_lines()[2:]
+    figure.legend(handles=[handles[i] for i in (0, 2, 1, 3, 4)], loc="lower center", ncols=3, frameon=False,
+                  bbox_to_anchor=(0.5, 0.0), columnspacing=1.0, handlelength=1.6)
     figure.suptitle(
-        f"gap {instance.gap}, eta {eta:.3g}, eta*beta*K = {eta * beta * inner_steps:.3g}.  "
-        f"REINFORCE: {_first_eps_text(reinforce_first)}, lowest coverage 10^{reinforce.trajectory.min_log10_coverage:.1f}.  "
-        f"APMD: {_first_eps_text(apmd_first)}, lowest 10^{apmd.trajectory.min_log10_coverage:.1f}",
-        fontsize=8,
+        f"gap {instance.gap}, eta {eta:.3g}, eta*beta*K = {eta * beta * inner_steps:.3g}\n"
+        f"REINFORCE: {_first_eps_text(reinforce_first)}, lowest coverage 10^{reinforce.trajectory.min_log10_coverage:.1f}\n"
+        f"APMD: {_first_eps_text(apmd_first)}, lowest coverage 10^{apmd.trajectory.min_log10_coverage:.1f}",
+        fontsize=9, y=0.99,
     )
     return figure
 
