@@ -458,7 +458,7 @@ INSPECT_PAGE = r"""
   // Blocks that overflow sideways (code, outputs, tables, display math): their content is
   // wider than the box that shows it, so the reader must scroll or loses the right edge.
   const blocks = [...article.querySelectorAll(
-    "div.highlight pre, .cell_output pre, .output pre, div.math, .math.notranslate.nohighlight, mjx-container[display='true'], table")];
+    "div.highlight pre, .cell_output pre, .output pre, div.math, mjx-container[display='true'], table")];
   report.overflowing = blocks
     .filter(e => e.getBoundingClientRect().width > 0)
     .filter(e => {

@@ -1,4 +1,8 @@
-"""Figures and the widget of chapter 2, coverage collapse (paper section 2.1, appendix C)."""
+"""Figures and the widget of chapter 2, coverage collapse (paper section 2.1, appendix C).
+
+Every figure is at most the content column's width (:data:`~covpo.plots.style.COLUMN_WIDTH`)
+with at most two panels side by side; legends that would crowd a panel sit under the figure.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import ListedColormap, Normalize
+from matplotlib.lines import Line2D
 
 from covpo.collapse import (
     ESCAPE_OUTCOMES,
@@ -22,11 +27,15 @@ from covpo.collapse import (
     simplex_path,
 )
 from covpo.plots.base import BookFigure, new_figure
+from covpo.plots.style import COLUMN_WIDTH, PALETTE
 from covpo.widgets import Explorable, Slider, explorable
 
 CLASS_NAMES = ("optimal", "distractor", "zero-reward block")
-CLASS_COLORS = ("#1b9e77", "#d95f02", "#7570b3")
+#: Colour of each response class (Okabe-Ito): optimal green, distractor vermillion, zero block blue.
+CLASS_COLORS = (PALETTE[2], PALETTE[1], PALETTE[0])
 SQRT3_HALF = np.sqrt(3.0) / 2.0
+EPS_COLOR = PALETTE[1]
+LOWEST_COLOR = PALETTE[0]
 
 
 def _step_axis(steps: np.ndarray) -> np.ndarray:
@@ -34,30 +43,38 @@ def _step_axis(steps: np.ndarray) -> np.ndarray:
     return np.asarray(steps, dtype=float) + 1.0
 
 
+def _legend_below(figure: BookFigure, handles: list, ncols: int) -> None:
+    """One legend for the whole figure, under its panels."""
+    figure.legend(handles=handles, loc="outside lower center", ncols=ncols, frameon=False,
+                  columnspacing=1.2, handlelength=2.0)
+
+
 def collapse_run_figure(run: CollapseRun, title: str) -> BookFigure:
     """Reward and log10 coverage against gradient steps, with the lowest-coverage and eps-optimal steps marked."""
     trajectory = run.trajectory
     steps = _step_axis(trajectory.gradient_steps)
     lowest = int(np.argmin(trajectory.log10_coverage[:, 0]))
-    figure = new_figure(9.0, 3.4)
+    figure = new_figure(COLUMN_WIDTH, 3.6)
     reward_axes, coverage_axes = figure.subplots(1, 2)
-    reward_axes.plot(steps, trajectory.reward, color="k")
-    reward_axes.axhline(trajectory.optimal_value, color="0.5", lw=1, ls=":", label="$J^\\star$")
+    reward_axes.plot(steps, trajectory.reward, color="k", label="reward $J(\\pi_t)$")
+    reward_axes.axhline(trajectory.optimal_value, color="0.4", lw=1, ls=":", label="$J^\\star$ (left)")
     if run.eps is not None:
-        reward_axes.axhline(trajectory.optimal_value - run.eps, color="C3", lw=1, ls="--", label="$J^\\star - \\varepsilon$")
+        reward_axes.axhline(trajectory.optimal_value - run.eps, color=EPS_COLOR, lw=1, ls="--",
+                            label="$J^\\star - \\varepsilon$ (left)")
     reward_axes.set_ylabel("expected reward $J(\\pi_t)$")
-    coverage_axes.plot(steps, trajectory.log10_coverage[:, 0], color=CLASS_COLORS[0])
-    coverage_axes.axhline(np.log10(run.instance.base_coverage), color="0.5", lw=1, ls=":", label="base coverage")
+    coverage_axes.plot(steps, trajectory.log10_coverage[:, 0], color=CLASS_COLORS[0], label="coverage")
+    coverage_axes.axhline(np.log10(run.instance.base_coverage), color=CLASS_COLORS[0], lw=1, ls=":",
+                          label="base coverage (right)")
     coverage_axes.set_ylabel("$\\log_{10}$ coverage $\\pi_t(y^\\star)$")
     for axes in (reward_axes, coverage_axes):
-        axes.axvline(steps[lowest], color="C0", lw=1, ls="-.", label="lowest coverage")
+        axes.axvline(steps[lowest], color=LOWEST_COLOR, lw=1, ls="-.", label="lowest coverage")
         if run.reached_eps:
-            axes.axvline(steps[-1], color="C3", lw=1, ls="--", label="first $\\varepsilon$-optimal step")
+            axes.axvline(steps[-1], color="k", lw=1, ls="--", label="first $\\varepsilon$-optimal step")
         axes.set_xscale("log")
         axes.set_xlabel("gradient steps + 1")
         axes.grid(alpha=0.3)
-    reward_axes.legend(fontsize=8, loc="lower right")
-    coverage_axes.legend(fontsize=8, loc="lower left")
+    handles = reward_axes.get_lines()[1:] + coverage_axes.get_lines()[1:2]
+    _legend_below(figure, handles, ncols=3)
     figure.suptitle(title)
     return figure
 
@@ -68,35 +85,42 @@ def _ternary(masses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return distractor + optimal / 2.0, optimal * SQRT3_HALF
 
 
+def _draw_triangle(axes, labels: tuple[str, str, str]) -> None:
+    """The simplex's outline with its corners named, axes hidden."""
+    corners = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, SQRT3_HALF], [0.0, 0.0]])
+    axes.plot(corners[:, 0], corners[:, 1], color="0.3", lw=1)
+    for (x, y), label in zip(corners[:3], labels):
+        axes.annotate(label, (x, y), ha="center", va="top" if y == 0 else "bottom",
+                      xytext=(0, -3 if y == 0 else 3), textcoords="offset points")
+    axes.set_aspect("equal")
+    axes.set_xlim(-0.12, 1.12)
+    axes.set_ylim(-0.2, 1.0)
+    axes.axis("off")
+
+
 def figure_1a_simplex(paths: dict[str, SimplexPath], title: str = "") -> BookFigure:
     """Paper Figure 1a: runs on the probability simplex (optimal / distractor / zero block), next to log masses.
 
     The simplex shows where the mass goes; the right panel shows the optimal response's mass
     on a log scale, where the collapse is visible even when it is invisible on the simplex.
     """
-    figure = new_figure(10.0, 4.0)
-    simplex_axes, mass_axes = figure.subplots(1, 2, width_ratios=[1.0, 1.2])
-    corners = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, SQRT3_HALF], [0.0, 0.0]])
-    simplex_axes.plot(corners[:, 0], corners[:, 1], color="0.3", lw=1)
-    for (x, y), label in zip(corners[:3], ("zero-reward\nblock", "distractor", "optimal")):
-        simplex_axes.annotate(label, (x, y), ha="center", va="top" if y == 0 else "bottom", fontsize=9)
+    figure = new_figure(COLUMN_WIDTH, 3.6)
+    simplex_axes, mass_axes = figure.subplots(1, 2, width_ratios=[1.0, 1.1])
+    _draw_triangle(simplex_axes, ("zero-reward\nblock", "distractor", "optimal"))
     for index, (label, path) in enumerate(paths.items()):
         color = f"C{index}"
         x, y = _ternary(path.masses)
         simplex_axes.plot(x, y, color=color, lw=1.5, label=label)
-        simplex_axes.plot(x[:1], y[:1], "o", color=color, ms=5)
-        simplex_axes.plot(x[-1:], y[-1:], "s", color=color, ms=5)
+        simplex_axes.plot(x[:1], y[:1], "o", color=color)
+        simplex_axes.plot(x[-1:], y[-1:], "s", color=color)
         mass_axes.plot(_step_axis(path.gradient_steps), path.log10_masses[:, 0], color=color, label=label)
-    simplex_axes.set_aspect("equal")
-    simplex_axes.set_xlim(-0.08, 1.08)
-    simplex_axes.set_ylim(-0.12, 1.0)
-    simplex_axes.axis("off")
-    simplex_axes.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.05))
-    simplex_axes.set_title("mass on the simplex (circle: start, square: end)", fontsize=9)
+    simplex_axes.set_title("circle: start, square: end")
     mass_axes.set_xscale("log")
     mass_axes.set_xlabel("gradient steps + 1")
     mass_axes.set_ylabel("$\\log_{10}$ mass on the optimal response")
     mass_axes.grid(alpha=0.3)
+    if len(paths) > 1:
+        _legend_below(figure, mass_axes.get_lines(), ncols=min(len(paths), 3))
     figure.suptitle(title)
     return figure
 
@@ -104,57 +128,65 @@ def figure_1a_simplex(paths: dict[str, SimplexPath], title: str = "") -> BookFig
 def steps_along_knob_figure(unregularized: StepsToEpsSweep, regularized: StepsToEpsSweep) -> BookFigure:
     """Steps to eps-optimality along the hardness knob ``1/gap`` with exponential fits, and the lowest coverage.
 
-    One panel per sweep (no KL; KL to the base model at the strongest eps-compatible beta),
-    each with the Best-of-N sample size from the base model, and a third panel with the
-    lowest coverage of every run.
+    One column per sweep (no KL; KL to the base model at the strongest eps-compatible beta).
+    Top: steps to eps, the exponential fit (its rate in the corner) and the Best-of-N sample
+    size from the base model. Bottom: the lowest coverage of every run, against the base
+    coverage.
     """
-    figure = new_figure(12.0, 3.8)
-    panels = figure.subplots(1, 3)
+    figure = new_figure(COLUMN_WIDTH, 5.8)
+    panels = figure.subplots(2, 2, sharex="col")
     sweeps = ((unregularized, "no KL", "C0"), (regularized, "KL to $\\pi_0$, strongest $\\beta$", "C1"))
-    for axes, (sweep, label, color) in zip(panels[:2], sweeps):
+    budget_spent = False
+    for column, (sweep, label, color) in enumerate(sweeps):
+        steps_axes, coverage_axes = panels[0, column], panels[1, column]
         knob = 1.0 / sweep.gaps
         reached = sweep.reached_eps
-        axes.plot(knob[reached], sweep.steps_to_eps[reached], "o", color=color, label="REINFORCE: steps to $\\varepsilon$")
-        axes.plot(knob[~reached], sweep.steps_to_eps[~reached], "^", color=color, mfc="none", label="budget spent")
+        budget_spent |= bool(np.any(~reached))
+        steps_axes.plot(knob[reached], sweep.steps_to_eps[reached], "o", color=color)
+        steps_axes.plot(knob[~reached], sweep.steps_to_eps[~reached], "^", color=color, mfc="none")
         if sweep.fit is not None:
             grid = np.linspace(knob.min(), knob.max(), 50)
-            axes.plot(
-                grid,
-                10.0 ** (sweep.fit.intercept + sweep.fit.slope * grid),
-                color=color,
-                lw=1,
-                label=f"fit $10^{{{sweep.fit.slope:.3f}/\\mathrm{{gap}}}}$, $R^2$ = {sweep.fit.r_squared:.4f}",
+            steps_axes.plot(grid, 10.0 ** (sweep.fit.intercept + sweep.fit.slope * grid), color=color, lw=1)
+            steps_axes.text(
+                0.97, 0.2, f"fit $10^{{{sweep.fit.slope:.3f}/\\mathrm{{gap}}}}$\n$R^2$ = {sweep.fit.r_squared:.4f}",
+                transform=steps_axes.transAxes, ha="right", va="bottom",
             )
-        axes.plot(knob, sweep.best_of_n_samples, "k--", lw=1, label=f"Best-of-N samples ($\\delta$ = {sweep.delta:g})")
-        axes.set_yscale("log")
-        axes.set_xlabel("hardness knob 1 / gap")
-        axes.set_ylabel("gradient steps or samples")
-        axes.set_title(f"REINFORCE, {label}", fontsize=10)
-        axes.legend(fontsize=7, loc="upper left")
-        panels[2].plot(knob, sweep.min_log10_coverage, "o-", color=color, label=label)
-    panels[2].axhline(np.log10(unregularized.base_coverage[0]), color="0.5", ls=":", lw=1, label="base coverage")
-    panels[2].set_xlabel("hardness knob 1 / gap")
-    panels[2].set_ylabel("lowest $\\log_{10}$ coverage along the run")
-    panels[2].legend(fontsize=8)
-    for axes in panels:
+        steps_axes.plot(knob, sweep.best_of_n_samples, "k--", lw=1)
+        steps_axes.set_yscale("log")
+        steps_axes.set_title(f"REINFORCE, {label}")
+        coverage_axes.plot(knob, sweep.min_log10_coverage, "o-", color=color)
+        coverage_axes.axhline(np.log10(sweep.base_coverage[0]), color="0.4", ls=":", lw=1)
+        coverage_axes.set_xlabel("hardness knob 1 / gap")
+    panels[0, 0].set_ylabel("gradient steps or samples")
+    panels[1, 0].set_ylabel("lowest $\\log_{10}$ coverage")
+    for axes in panels.flat:
         axes.grid(alpha=0.3)
+    handles = [
+        Line2D([], [], marker="o", ls="none", color="0.3", label="REINFORCE: steps to $\\varepsilon$"),
+        Line2D([], [], color="0.3", lw=1, label="exponential fit"),
+        Line2D([], [], color="k", ls="--", lw=1, label=f"Best-of-N samples ($\\delta$ = {unregularized.delta:g})"),
+        Line2D([], [], color="0.4", ls=":", lw=1, label="base coverage"),
+    ]
+    if budget_spent:
+        handles.insert(1, Line2D([], [], marker="^", mfc="none", ls="none", color="0.3", label="budget spent"))
+    _legend_below(figure, handles, ncols=2)
     return figure
 
 
 def learning_rate_figure(etas: np.ndarray, summary: ExactRunsSummary, base_coverage: float, title: str) -> BookFigure:
     """Steps to eps-optimality and lowest coverage of exact REINFORCE against the learning rate."""
-    figure = new_figure(10.0, 3.4)
+    figure = new_figure(COLUMN_WIDTH, 3.2)
     steps_axes, coverage_axes = figure.subplots(1, 2, sharex=True)
     reached = summary.reached_eps
     steps_axes.plot(etas[reached], summary.steps[reached], "o-", color="C0", label="steps to $\\varepsilon$")
-    steps_axes.plot(etas[~reached], summary.steps[~reached], "^", color="C3", mfc="none", label="budget spent")
+    steps_axes.plot(etas[~reached], summary.steps[~reached], "^", color=EPS_COLOR, mfc="none", label="budget spent")
     steps_axes.set_yscale("log")
     steps_axes.set_ylabel("gradient steps")
-    steps_axes.legend(fontsize=8)
+    steps_axes.legend(loc="lower left")
     coverage_axes.plot(etas, summary.min_log10_coverage, "o-", color=CLASS_COLORS[0])
-    coverage_axes.axhline(np.log10(base_coverage), color="0.5", ls=":", lw=1, label="base coverage")
+    coverage_axes.axhline(np.log10(base_coverage), color="0.4", ls=":", lw=1, label="base coverage")
     coverage_axes.set_ylabel("lowest $\\log_{10}$ coverage")
-    coverage_axes.legend(fontsize=8)
+    coverage_axes.legend(loc="center left")
     for axes in (steps_axes, coverage_axes):
         axes.set_xscale("log")
         axes.set_xlabel("learning rate $\\eta$")
@@ -163,44 +195,54 @@ def learning_rate_figure(etas: np.ndarray, summary: ExactRunsSummary, base_cover
     return figure
 
 
+#: Colour of each outcome of a fixed-reference run, shared by :func:`beta_sweep_figure` and
+#: :func:`beta_escape_map_figure` (Okabe-Ito): escapes green, collapses vermillion.
+ESCAPE_COLORS = {
+    "collapsed": PALETTE[1],
+    "optimum not eps-optimal": "#999999",
+    "escaped": PALETTE[2],
+    "budget exhausted": PALETTE[5],
+}
+ESCAPE_LABELS = {"optimum not eps-optimal": "optimum not $\\varepsilon$-optimal"}
+
+
 def beta_sweep_figure(sweep: BetaSweep, title: str) -> BookFigure:
     """For each fixed-reference ``beta``: lowest coverage of the run, and suboptimality of the regularized optimum."""
-    figure = new_figure(10.0, 3.6)
+    figure = new_figure(COLUMN_WIDTH, 4.0)
     coverage_axes, bias_axes = figure.subplots(1, 2, sharex=True)
     outcomes = (
-        (sweep.escapes, "reached $\\varepsilon$ without collapse", "C2", "o"),
-        (sweep.reached_eps & sweep.collapsed, "reached $\\varepsilon$ after collapse", "C1", "s"),
-        (~sweep.reached_eps & sweep.optimum_eps_optimal, "budget spent, collapsed", "C3", "v"),
-        (~sweep.reached_eps & ~sweep.optimum_eps_optimal, "optimum not $\\varepsilon$-optimal", "0.4", "x"),
+        (sweep.escapes, "reached $\\varepsilon$ without collapse", ESCAPE_COLORS["escaped"], "o"),
+        (sweep.reached_eps & sweep.collapsed, "reached $\\varepsilon$ after collapse", PALETTE[3], "s"),
+        (~sweep.reached_eps & sweep.optimum_eps_optimal, "budget spent, collapsed", ESCAPE_COLORS["collapsed"], "v"),
+        (~sweep.reached_eps & ~sweep.optimum_eps_optimal, "optimum not $\\varepsilon$-optimal",
+         ESCAPE_COLORS["optimum not eps-optimal"], "x"),
     )
     for mask, label, color, marker in outcomes:
         coverage_axes.plot(sweep.betas[mask], sweep.min_log10_coverage[mask], marker, color=color, label=label, ls="none")
-    coverage_axes.axhline(np.log10(sweep.base_coverage), color="0.5", ls=":", lw=1, label="base coverage")
+    coverage_axes.axhline(np.log10(sweep.base_coverage), color="0.4", ls=":", lw=1, label="base coverage (left)")
     coverage_axes.axhline(
-        np.log10(sweep.base_coverage / sweep.collapse_factor), color="C3", ls="--", lw=1, label="collapse threshold"
+        np.log10(sweep.base_coverage / sweep.collapse_factor), color=ESCAPE_COLORS["collapsed"], ls="--", lw=1,
+        label="collapse threshold (left)",
     )
     coverage_axes.set_ylabel("lowest $\\log_{10}$ coverage")
-    coverage_axes.legend(fontsize=7, loc="lower right")
     bias_axes.plot(sweep.betas, sweep.optimum_suboptimality, "k.-")
-    bias_axes.axhline(sweep.eps, color="C3", ls="--", lw=1, label="$\\varepsilon$")
+    bias_axes.axhline(sweep.eps, color="k", ls="--", lw=1, label="$\\varepsilon$ (right)")
     bias_axes.set_yscale("log")
     bias_axes.set_ylim(bottom=max(1e-16, 0.5 * float(sweep.optimum_suboptimality.min())))
-    bias_axes.set_ylabel("$J^\\star - J(\\pi_\\beta)$ of the regularized optimum")
-    bias_axes.legend(fontsize=8)
+    bias_axes.set_ylabel("$J^\\star - J(\\pi_\\beta)$ of the optimum")
     for axes in (coverage_axes, bias_axes):
         axes.set_xscale("log")
-        axes.set_xlabel("$\\beta$ (KL to the fixed base model)")
+        axes.set_xlabel("$\\beta$ (KL to the base model)")
         axes.grid(alpha=0.3)
+    handles = coverage_axes.get_lines() + bias_axes.get_lines()[1:]
+    _legend_below(figure, handles, ncols=2)
     figure.suptitle(title)
     return figure
 
 
-ESCAPE_COLORS = {"collapsed": "#d62728", "optimum not eps-optimal": "#999999", "escaped": "#2ca02c", "budget exhausted": "#ff7f0e"}
-
-
 def beta_escape_map_figure(escape_map: BetaEscapeMap) -> BookFigure:
     """Outcome of fixed-reference REINFORCE over the ``(beta, 1/gap)`` grid: the escape window closes."""
-    figure = new_figure(8.0, 3.6)
+    figure = new_figure(COLUMN_WIDTH, 3.6)
     axes = figure.add_subplot()
     colormap = ListedColormap([ESCAPE_COLORS[name] for name in ESCAPE_OUTCOMES])
     log_betas = np.log10(escape_map.betas)
@@ -208,25 +250,29 @@ def beta_escape_map_figure(escape_map: BetaEscapeMap) -> BookFigure:
     beta_edges = 10.0 ** np.concatenate([log_betas - half_step, log_betas[-1:] + half_step])
     rows = np.arange(escape_map.gaps.size + 1) - 0.5
     axes.pcolormesh(
-        beta_edges, rows, escape_map.outcome_codes, cmap=colormap, vmin=-0.5, vmax=len(ESCAPE_OUTCOMES) - 0.5
+        beta_edges, rows, escape_map.outcome_codes, cmap=colormap, vmin=-0.5, vmax=len(ESCAPE_OUTCOMES) - 0.5,
+        edgecolors="white", linewidth=0.5,
     )
     axes.set_xscale("log")
     axes.set_yticks(np.arange(escape_map.gaps.size), [f"{gap:g}" for gap in escape_map.gaps])
     axes.set_ylabel("gap (harder downwards)")
     axes.invert_yaxis()
-    axes.set_xlabel("$\\beta$ (KL to the fixed base model)")
-    for name in ESCAPE_OUTCOMES:
-        axes.plot([], [], "s", color=ESCAPE_COLORS[name], label=name)
-    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    axes.set_title(f"fixed-reference REINFORCE, eps = gap/2, budget {escape_map.max_steps:,} steps", fontsize=10)
+    axes.set_xlabel("$\\beta$ (KL to the base model)")
+    handles = [
+        Line2D([], [], marker="s", ms=8, ls="none", color=ESCAPE_COLORS[name], label=ESCAPE_LABELS.get(name, name))
+        for name in ESCAPE_OUTCOMES
+    ]
+    _legend_below(figure, handles, ncols=4)
+    axes.set_title(f"fixed-reference REINFORCE, $\\varepsilon$ = gap/2, budget {escape_map.max_steps:,} steps")
     return figure
 
 
 def _surface_axes(
-    figure: BookFigure, position: int, landscape: Landscape, colour: np.ndarray, label: str, cmap: str
+    figure: BookFigure, box: list[float], landscape: Landscape, colour: np.ndarray, label: str, cmap: str
 ) -> None:
-    """One 3-D panel: the objective surface coloured by ``colour``, with the run drawn on it."""
-    axes = figure.add_subplot(1, 2, position, projection="3d", computed_zorder=False)
+    """One 3-D panel in ``box`` (figure fraction): the objective surface coloured by ``colour``, with the run on it."""
+    axes = figure.add_axes(box, projection="3d", computed_zorder=False)
+    axes.set_facecolor("none")
     grid_u, grid_v = np.meshgrid(landscape.u, landscape.v)
     norm = Normalize(vmin=float(np.nanmin(colour)), vmax=float(np.nanmax(colour)))
     axes.plot_surface(
@@ -237,78 +283,95 @@ def _surface_axes(
         axes.plot(*landscape.path.T, landscape.path_objective, color="white", lw=3.5, zorder=9)
         axes.plot(*landscape.path.T, landscape.path_objective, color="k", lw=1.8, zorder=10)
         axes.plot(*landscape.path[:1].T, landscape.path_objective[:1], "o", color="k", ms=5, zorder=11)
-    figure.colorbar(ScalarMappable(norm=norm, cmap=colormaps[cmap]), ax=axes, shrink=0.6, pad=0.12, label=label)
+    colorbar_axes = figure.add_axes([0.88, box[1] + 0.25 * box[3], 0.025, 0.5 * box[3]])
+    figure.colorbar(ScalarMappable(norm=norm, cmap=colormaps[cmap]), cax=colorbar_axes, label=label)
     axes.set_xlabel("u: optimal vs distractor")
     axes.set_ylabel("v: rewarding vs zero")
-    axes.set_zlabel("objective")
+    axes.set_zlabel("objective $J$")
+    axes.set_xticks(np.arange(np.ceil(landscape.u.min() / 5) * 5, landscape.u.max() + 1e-9, 5))
+    axes.set_yticks(np.arange(np.ceil(landscape.v.min() / 4) * 4, landscape.v.max() + 1e-9, 4))
     axes.view_init(elev=28, azim=-60)
+    axes.set_box_aspect(None, zoom=1.0)
 
 
 def figure_2bc_landscape(landscape: Landscape) -> BookFigure:
     """Paper Figure 2b, c (and 3a): the fixed-reference objective over the ``(u, v)`` plane.
 
     Height is ``J_beta(pi; pi_0)`` (plain ``J`` without regularization); colour is the expected
-    reward (left) and the base-10 log coverage (right); the black line is the run.
+    reward (top) and the base-10 log coverage (bottom); the black line is the run, the dot its
+    start. The two 3-D panels are stacked, each the column's full width.
     """
-    figure = new_figure(13.0, 5.6)
-    _surface_axes(figure, 1, landscape, landscape.reward, "expected reward", "viridis")
-    _surface_axes(figure, 2, landscape, landscape.log10_coverage, "$\\log_{10}$ coverage", "magma")
+    figure = new_figure(COLUMN_WIDTH, 8.4, constrained=False)
+    _surface_axes(figure, [-0.03, 0.515, 0.9, 0.485], landscape, landscape.reward, "expected reward", "viridis")
+    _surface_axes(figure, [-0.03, 0.03, 0.9, 0.485], landscape, landscape.log10_coverage, "$\\log_{10}$ coverage", "magma")
     return figure
 
 
 def seed_sweep_figure(sweep: SeedSweep, exact: CollapseRun, title: str) -> BookFigure:
     """Log10 coverage against steps for each seed of stochastic REINFORCE, with the exact-gradient run."""
-    figure = new_figure(6.8, 3.6)
+    figure = new_figure(COLUMN_WIDTH, 3.6)
     axes = figure.add_subplot()
     for trajectory in sweep.trajectories:
         axes.plot(_step_axis(trajectory.gradient_steps), trajectory.log10_coverage[:, 0], color="C0", lw=0.7, alpha=0.6)
     axes.plot([], [], color="C0", lw=0.7, label=f"sampled gradients, {len(sweep.trajectories)} seeds")
     exact_steps = _step_axis(exact.trajectory.gradient_steps)
     axes.plot(exact_steps, exact.trajectory.log10_coverage[:, 0], color="k", lw=2, label="exact gradient")
-    axes.axhline(np.log10(exact.instance.base_coverage), color="0.5", ls=":", lw=1, label="base coverage")
+    axes.axhline(np.log10(exact.instance.base_coverage), color="0.4", ls=":", lw=1, label="base coverage")
     axes.set_xscale("log")
     axes.set_xlabel("gradient steps + 1")
     axes.set_ylabel("$\\log_{10}$ coverage")
-    axes.legend(fontsize=8, loc="lower left")
+    axes.legend(loc="lower left")
     axes.grid(alpha=0.3)
     axes.set_title(title)
     return figure
 
 
 def collapse_explorer_figure(gap: float, beta: float, eta: float, budget: int) -> BookFigure:
-    """Widget figure: one exact run on the family (``beta = 0`` means no KL), curves and simplex path."""
+    """Widget figure: one exact run on the family (``beta = 0`` means no KL).
+
+    Top: reward and log10 coverage against steps. Bottom: the path on the simplex, and the
+    mass on each response class against steps. The layout is fixed (no layout solver), so a
+    redraw costs little more than the run.
+    """
     instance = collapse_instance(gap)
     run = exact_collapse_run(instance, eta=eta, max_steps=budget, beta=beta if beta > 0 else None, eps=gap / 2, n_records=120)
     trajectory = run.trajectory
     steps = _step_axis(trajectory.gradient_steps)
-    figure = new_figure(11.0, 3.4, constrained=False)
-    figure.subplots_adjust(left=0.06, right=0.99, bottom=0.15, top=0.84, wspace=0.3)
-    reward_axes, coverage_axes, simplex_axes = figure.subplots(1, 3, width_ratios=[1, 1, 0.9])
+    figure = new_figure(COLUMN_WIDTH, 5.6, constrained=False)
+    grid = figure.add_gridspec(2, 2, left=0.1, right=0.98, bottom=0.09, top=0.86, wspace=0.32, hspace=0.45)
+    reward_axes = figure.add_subplot(grid[0, 0])
+    coverage_axes = figure.add_subplot(grid[0, 1])
+    simplex_axes = figure.add_subplot(grid[1, 0])
+    mass_axes = figure.add_subplot(grid[1, 1])
     reward_axes.plot(steps, trajectory.reward, color="k")
-    reward_axes.axhline(1 - gap / 2, color="C3", ls="--", lw=1, label="$J^\\star - \\varepsilon$")
+    reward_axes.axhline(1 - gap / 2, color=EPS_COLOR, ls="--", lw=1, label="$J^\\star - \\varepsilon$")
     reward_axes.set_ylim(0.0, 1.02)
     reward_axes.set_ylabel("reward")
-    reward_axes.legend(fontsize=8, loc="lower right")
+    reward_axes.legend(loc="lower right")
     coverage_axes.plot(steps, trajectory.log10_coverage[:, 0], color=CLASS_COLORS[0])
-    coverage_axes.axhline(np.log10(instance.base_coverage), color="0.5", ls=":", lw=1)
+    coverage_axes.axhline(np.log10(instance.base_coverage), color="0.4", ls=":", lw=1, label="base")
     coverage_axes.set_ylabel("$\\log_{10}$ coverage")
-    for axes in (reward_axes, coverage_axes):
+    coverage_axes.legend(loc="lower left")
+    masses = simplex_path(run).masses
+    for index, name in enumerate(("optimal", "distractor", "zero block")):
+        mass_axes.plot(steps, masses[:, index], color=CLASS_COLORS[index], label=name)
+    mass_axes.set_ylim(-0.02, 1.02)
+    mass_axes.set_ylabel("mass")
+    mass_axes.legend(loc="best")
+    for axes in (reward_axes, coverage_axes, mass_axes):
         axes.set_xscale("log")
         axes.set_xlabel("gradient steps + 1")
         axes.grid(alpha=0.3)
-    outcome = f"eps-optimal after {run.steps_to_eps:,} steps" if run.reached_eps else f"not eps-optimal in {budget:,} steps"
-    coverage_axes.set_title(f"lowest coverage 10^{trajectory.min_log10_coverage:.1f}; {outcome}", fontsize=8)
-    x, y = _ternary(simplex_path(run).masses)
-    corners = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, SQRT3_HALF], [0.0, 0.0]])
-    simplex_axes.plot(corners[:, 0], corners[:, 1], color="0.3", lw=1)
+    x, y = _ternary(masses)
+    _draw_triangle(simplex_axes, ("zero", "distractor", "optimal"))
     simplex_axes.plot(x, y, color="C0")
     simplex_axes.plot(x[:1], y[:1], "o", color="C0")
-    for (cx, cy), label in zip(corners[:3], ("zero", "distractor", "optimal")):
-        simplex_axes.annotate(label, (cx, cy), ha="center", va="top" if cy == 0 else "bottom", fontsize=8)
-    simplex_axes.set_aspect("equal")
-    simplex_axes.set_ylim(-0.15, 1.0)
-    simplex_axes.axis("off")
-    figure.suptitle(f"gap {gap:.3g}, beta {'none' if beta <= 0 else f'{beta:.3g}'}, eta {eta:.3g}")
+    outcome = f"eps-optimal after {run.steps_to_eps:,} steps" if run.reached_eps else f"not eps-optimal in {budget:,} steps"
+    figure.suptitle(
+        f"gap {gap:.3g}, beta {'none' if beta <= 0 else f'{beta:.3g}'}, eta {eta:.3g}\n"
+        f"lowest coverage 10^{trajectory.min_log10_coverage:.1f}; {outcome}",
+        fontsize=10,
+    )
     return figure
 
 
