@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.lines import Line2D
+from matplotlib.transforms import blended_transform_factory
 
 from covpo.best_of_n import (
     BestOfNCurves,
@@ -12,43 +14,62 @@ from covpo.best_of_n import (
 )
 from covpo.instances import BanditInstance
 from covpo.plots.base import BookFigure, new_figure
+from covpo.plots.style import COLUMN_WIDTH, PALETTE, series_style
 from covpo.policies import log_coverage
 from covpo.widgets import Explorable, Slider, explorable
 
-OPTIMAL_COLOR = "#1b9e77"
+OPTIMAL_COLOR = PALETTE[2]
 OTHER_COLOR = "#bbbbbb"
+NEEDED_COLOR = PALETTE[1]
+BOUND_COLOR = PALETTE[2]
 
 
 def best_of_n_figure(curves: BestOfNCurves) -> BookFigure:
     """Best-of-N success against ``N``: exact curves and sampled points with two-sigma bars."""
-    figure = new_figure(6.4, 3.8)
+    figure = new_figure(COLUMN_WIDTH, 3.4)
     axes = figure.add_subplot()
     n_grid = np.unique(np.geomspace(1, curves.ns.max(), 200).astype(int))
-    for coverage, sampled, error in zip(curves.coverages, curves.sampled, curves.standard_error):
-        line = axes.plot(n_grid, best_of_n_success(np.log(coverage), n_grid), label=f"$c_0 = {coverage:g}$")[0]
-        axes.errorbar(curves.ns, sampled, yerr=2 * error, fmt="o", color=line.get_color(), ms=4, capsize=2)
+    for index, (coverage, sampled, error) in enumerate(zip(curves.coverages, curves.sampled, curves.standard_error)):
+        style = series_style(index)
+        axes.plot(n_grid, best_of_n_success(np.log(coverage), n_grid), color=style["color"], label=f"$c_0 = {coverage:g}$")
+        axes.errorbar(
+            curves.ns, sampled, yerr=2 * error, fmt=style["marker"], color=style["color"], ms=4, capsize=2
+        )
+    handles, labels = axes.get_legend_handles_labels()
+    handles.append(Line2D([], [], color="0.3", marker="o", ls="none", ms=4))
+    labels.append(f"sampled ({curves.trials} trials)")
     axes.set_xscale("log")
     axes.set_xlabel("responses drawn from the base model, $N$")
-    axes.set_ylabel("P(an optimal response among them)")
-    axes.set_title(f"Best-of-N: exact curves, sampled points ({curves.trials} trials each)")
-    axes.legend(loc="lower right")
+    axes.set_ylabel("P(an optimal one among them)")
+    axes.legend(handles, labels, loc="lower right")
     axes.grid(alpha=0.3)
     return figure
 
 
 def policy_figure(instance: BanditInstance, log_probs: np.ndarray, title: str) -> BookFigure:
-    """Bar chart of ``pi(y|x)`` for each prompt, optimal responses highlighted, coverage in the title."""
+    """Bar chart of ``pi(y|x)``, one group of bars per prompt, optimal responses highlighted.
+
+    The groups share one axes; above each group, its prompt and the coverage there.
+    """
     coverage = np.exp(log_coverage(instance, log_probs))
-    figure = new_figure(2.4 * instance.n_prompts + 0.6, 2.8)
-    axes = figure.subplots(1, instance.n_prompts, sharey=True, squeeze=False)[0]
+    figure = new_figure(COLUMN_WIDTH, 3.0)
+    axes = figure.add_subplot()
     responses = np.arange(instance.n_responses)
-    for x, ax in enumerate(axes):
+    stride = instance.n_responses + 1
+    label_at = blended_transform_factory(axes.transData, axes.transAxes)
+    for x in range(instance.n_prompts):
+        positions = x * stride + responses
         colors = np.where(instance.optimal_mask[x], OPTIMAL_COLOR, OTHER_COLOR)
-        ax.bar(responses, np.exp(log_probs[x]), color=colors)
-        ax.set_title(f"prompt {x}: coverage {coverage[x]:.3f}", fontsize=9)
-        ax.set_xlabel("response $y$")
-        ax.set_xticks(responses)
-    axes[0].set_ylabel(r"$\pi(y \mid x)$")
+        axes.bar(positions, np.exp(log_probs[x]), color=colors)
+        axes.text(
+            positions.mean(), 1.0, f"prompt {x}\ncoverage {coverage[x]:.3f}",
+            transform=label_at, ha="center", va="bottom",
+        )
+    ticks = (np.arange(instance.n_prompts)[:, None] * stride + responses).ravel()
+    axes.set_xticks(ticks, np.tile(responses, instance.n_prompts))
+    axes.set_xlim(-0.7, ticks.max() + 0.7)
+    axes.set_xlabel("response $y$, grouped by prompt $x$")
+    axes.set_ylabel(r"$\pi(y \mid x)$")
     figure.suptitle(title)
     return figure
 
@@ -61,20 +82,21 @@ def best_of_n_explorer_figure(coverage: float, n: int, delta: float) -> BookFigu
     n_max = max(2 * n, 2 * needed, 10)
     n_grid = np.unique(np.geomspace(1, n_max, 300).astype(int))
     success = float(best_of_n_success(log_c, n))
-    figure = new_figure(6.4, 3.6)
+    figure = new_figure(COLUMN_WIDTH, 3.2, constrained=False)
+    figure.subplots_adjust(left=0.085, right=0.64, bottom=0.15, top=0.9)
     axes = figure.add_subplot()
-    axes.plot(n_grid, best_of_n_success(log_c, n_grid), color="C0", label=r"$1-(1-c_0)^N$")
-    axes.axhline(1 - delta, color="C3", ls="--", lw=1, label=rf"target $1-\delta = {1 - delta:.3g}$")
-    axes.axvline(needed, color="C3", ls=":", lw=1, label=f"smallest sufficient N = {needed}")
-    axes.axvline(bound, color="C2", ls=":", lw=1, label=rf"bound $\log(1/\delta)/c_0$ = {bound:.0f}")
-    axes.plot([n], [success], "o", color="k", label=f"N = {n}: success {success:.3f}")
+    axes.plot(n_grid, best_of_n_success(log_c, n_grid), color=PALETTE[0], label=r"$1-(1-c_0)^N$")
+    axes.axhline(1 - delta, color="0.4", ls="--", lw=1, label=rf"target $1-\delta$ = {1 - delta:.3g}")
+    axes.axvline(needed, color=NEEDED_COLOR, ls=":", lw=1.6, label=f"smallest sufficient $N$ = {needed}")
+    axes.axvline(bound, color=BOUND_COLOR, ls="-.", lw=1, label=rf"bound $\log(1/\delta)/c_0$ = {bound:.0f}")
+    axes.plot([n], [success], "o", color="k", label=f"$N$ = {n}: success {success:.3f}")
     axes.set_xscale("log")
     axes.set_ylim(-0.02, 1.02)
     axes.set_xlabel("$N$")
     axes.set_ylabel("success probability")
-    axes.set_title(f"coverage $c_0 = {coverage:.3g}$")
-    axes.legend(loc="lower right", fontsize=8)
+    axes.set_title(f"coverage $c_0$ = {coverage:.3g}")
     axes.grid(alpha=0.3)
+    figure.legend(loc="center left", bbox_to_anchor=(0.655, 0.5), frameon=False)
     return figure
 
 
