@@ -40,14 +40,18 @@ from covpo.ppo_experiments import (
     fit_coverage_power,
     practice_recipes,
     random_family,
+    method_settings_table,
     ratio_bounds_by_beta,
+    ratio_bounds_table,
     ratio_spread,
+    ratio_spread_table,
     reverse_kl_optimum,
     run_method,
     settings_table,
     stacked_collapse_instance,
     target_log_ratio_extent,
 )
+from covpo.table import Table
 from tests.helpers import small_instance
 from tests.strategies import softmax_linear_instances
 
@@ -241,6 +245,42 @@ def test_summaries_name_every_row():
     assert spread.summary().count("\n") == 2
     comparison = compare_recipes(instance, methods, 64, eps=0.5, seeds=(0,))
     assert comparison.summary().startswith("A")
+
+
+def test_tables_keep_numbers_as_numbers_one_row_per_record():
+    instance = small_instance()
+    methods = (
+        MethodSettings("A", "ppo_noclip", 1.0, 16, 2, 3, (0.5,)),
+        MethodSettings("B", "grpo_fixed", 0.0, 4, 1, 3, (0.5, 1.0), group_size=4),
+    )
+    sweep = cost_sweep([instance, instance], (5.0, 6.0), methods, eps=0.5, seed=0)
+    table = sweep.table()
+    assert isinstance(table, Table) and len(table.rows) == 2 * len(methods)
+    assert table.column("method") == ["A", "A", "B", "B"] and table.column("responses")[0] == int(sweep.responses_to_eps[0, 0])
+    assert all(isinstance(value, bool) for value in table.column("ε reached"))
+    fits = sweep.fit_table()
+    assert fits.column("method") == ["A", "B"] and len(fits.columns) == 6
+    settings = method_settings_table(methods, caption="settings")
+    assert settings.column("budget (responses)") == [48, 48] and settings.column("learning rates")[1] == "0.5, 1"
+    assert settings.column("G (responses per prompt)") == [1, 4]
+    grid = clip_activity_grid(instance, (1.0, 2.0), (1.0,), eta_beta=1.0, inner_steps=2, batch_size=8, horizon=2, seed=0)
+    clipped = grid.table("clip_fraction")
+    assert clipped.columns[2:] == tuple(grid.column_labels) and clipped.rows[1][:2] == (2.0, 4)
+    assert clipped.rows[0][2] == pytest.approx(grid.clip_fraction[0, 0])
+    spread = estimator_spread(instance, 1.0, (0.0, 1.0), batch_size=8, n_batches=4, seed=0)
+    assert [row[0] for row in spread.table().rows] == [0.0, 1.0]
+    comparison = compare_recipes(instance, methods, 64, eps=0.5, seeds=(0, 1))
+    recipes = comparison.table()
+    assert recipes.column("method") == ["A", "B"] and "(of 2)" in recipes.columns[1]
+    run = ppo_noclip(instance, 1.0, 3, batch_size=16, inner_steps=2, eta=1.0, rng=np.random.default_rng(0))
+    weights = ratio_spread_table([ratio_spread(instance, run)])
+    assert weights.rows[0][:2] == (1.0, 3) and weights.rows[0][2] <= weights.rows[0][4]
+    bounds = ratio_bounds_by_beta(instance, (0.5, 2.0), eta_beta=1.0, inner_steps=2, batch_size=8, horizon=2, seed=0)
+    both = ratio_bounds_table({"one": bounds, "two": bounds})
+    assert both.column("instance") == ["one", "one", "two", "two"]
+    assert both.column("extent") == pytest.approx(list(bounds.extent) * 2)
+    for record in (table, fits, settings, clipped, recipes, weights, both):
+        assert "<table" in record._repr_html_() and str(record)
 
 
 def test_power_fit_recovers_a_power_law():

@@ -26,7 +26,7 @@ Every instance, constant, budget and seed here is ours; the paper's are not repr
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,6 +61,7 @@ from covpo.ppo import (
 )
 from covpo.reinforce import sampled_reinforce
 from covpo.squared_loss import kimipo, kimipo_norm, rebel_onpolicy
+from covpo.table import Table
 from covpo.trajectory import Trajectory
 from covpo.validation import (
     check_count,
@@ -260,6 +261,35 @@ def ratio_spread(
     )
 
 
+def ratio_spread_table(spreads: Sequence[RatioSpread]) -> Table:
+    """The weights of several :func:`ratio_spread` records as a table, one row per run.
+
+    Per run: ``beta``, the outer iterations, the lowest and highest weight over every inner
+    iterate and every ``(x, y)``, the lowest and highest outer quantile of a fresh batch's
+    weights (e.g. 1% and 99%) over the iterations, and the interval ``[exp(-R/beta), exp(R/beta)]``.
+    """
+    levels = spreads[0].levels if spreads else np.array([0.0, 1.0])
+    rows = []
+    for spread in spreads:
+        low, high = spread.interval
+        q = np.exp(spread.log_ratio_quantiles)
+        rows.append((
+            float(spread.beta), spread.n_iterations,
+            float(np.exp(spread.log_ratio_min.min())), float(np.exp(spread.log_ratio_max.max())),
+            float(q[:, 0].min()), float(q[:, -1].max()), float(low), float(high),
+        ))
+    return Table(
+        ("β", "outer iterations", "lowest weight", "highest weight",
+         f"{100 * levels[0]:g}% quantile, lowest", f"{100 * levels[-1]:g}% quantile, highest",
+         "interval: low", "interval: high"),
+        tuple(rows),
+        caption="Importance weights π_(t+1) / π_t of each run",
+        notes=("Lowest and highest weight: over every inner iterate and every (x, y). Quantiles: of the "
+               "weights a fresh batch from π_t would carry, weighted by ρ × π_t, over the iterations. "
+               "Interval: [exp(−R/β), exp(R/β)].",),
+    )
+
+
 def _iterations_for(beta: float, horizon: float) -> int:
     """Outer iterations that cover ``horizon = T / beta`` units of mirror-descent time (at least 2)."""
     return max(2, int(np.ceil(horizon * beta)))
@@ -376,6 +406,26 @@ def ratio_bounds_by_beta(
 # Clipping
 
 
+def ratio_bounds_table(tables: Mapping[str, RatioBoundsTable]) -> Table:
+    """Several :func:`ratio_bounds_by_beta` records as one table, one row per instance and ``beta``."""
+    rows = tuple(
+        (name, float(beta), int(t), float(low), float(high), float(batch_low), float(batch_high), float(extent))
+        for name, table in tables.items()
+        for beta, t, low, high, batch_low, batch_high, extent in zip(
+            table.betas, table.n_iterations, table.ratio_min, table.ratio_max,
+            table.batch_ratio_min, table.batch_ratio_max, table.extent,
+        )
+    )
+    return Table(
+        ("instance", "β", "outer iterations", "lowest weight", "highest weight",
+         "lowest on batches", "highest on batches", "extent"),
+        rows,
+        caption="PPO-NoClip's importance weights against β",
+        notes=("Weights over every inner iterate and every (x, y), and on the reused batches. "
+               "Extent: max |log w| / (R / β); 1 is the edge of [exp(-R/β), exp(R/β)].",),
+    )
+
+
 def clip_width_thresholds(beta: float, max_reward: float, width: float) -> tuple[float, float]:
     """``(exp(-width R / beta), exp(width R / beta))``: the default interval scaled in log space.
 
@@ -464,6 +514,19 @@ class ClipActivity:
             for beta, row in zip(self.betas, grid)
         ]
         return "\n".join([header, *rows])
+
+    def table(self, values: str = "clip_fraction", caption: str = "") -> Table:
+        """One grid (``"clip_fraction"``, ``"final_suboptimality"``, ...) as a :class:`~covpo.table.Table`, one row per ``beta``.
+
+        The columns are ``beta``, the outer iterations ``T`` and one column per interval
+        (:attr:`column_labels`; width 1 is the default interval, the last the fixed one).
+        """
+        grid = getattr(self, values)
+        rows = tuple(
+            (float(beta), int(t), *(float(value) for value in row))
+            for beta, t, row in zip(self.betas, self.n_iterations, grid)
+        )
+        return Table(("β", "outer iterations", *self.column_labels), rows, caption=caption or values.replace("_", " "))
 
 
 def clip_activity_grid(
@@ -586,6 +649,21 @@ class EstimatorSpread:
             )
         ]
         return "\n".join([header, *rows])
+
+    def table(self) -> Table:
+        """Per candidate ``s``: the largest weight, the objectives' spreads, the gradients' spreads and errors."""
+        columns = zip(
+            self.scales, np.exp(self.max_log_ratio), self.noclip_std, self.lite_std, self.noclip_gradient_std,
+            self.lite_gradient_std, self.noclip_gradient_rmse, self.lite_gradient_rmse,
+        )
+        return Table(
+            ("s", "largest weight", "objective sd: NoClip", "objective sd: Lite", "gradient sd: NoClip",
+             "gradient sd: Lite", "gradient error: NoClip", "gradient error: Lite"),
+            tuple(tuple(float(value) for value in row) for row in columns),
+            caption=f"Batch estimates at π_s, across {self.n_batches} batches of N = {self.batch_size}",
+            notes=("sd: standard deviation across batches (for a gradient, the root of the trace of its "
+                   "covariance). Error: root-mean-square distance from the true gradient of J_β(π_s; π_0).",),
+        )
 
 
 def batch_estimates(
@@ -952,6 +1030,45 @@ class CostSweep:
             ]
         return "\n".join(lines)
 
+    def table(self, caption: str = "") -> Table:
+        """One row per method and coverage: learning rate kept, whether eps was reached, costs, coverage lost."""
+        rows = tuple(
+            (
+                method.name, float(c), float(self.eta[i, j]) if self.eta[i, j] > 0 else None, bool(self.reached[i, j]),
+                int(self.responses_to_eps[i, j]), int(self.steps_to_eps[i, j]),
+                float(self.coverage_loss[i, j]) if np.isfinite(self.coverage_loss[i, j]) else None,
+            )
+            for i, method in enumerate(self.methods)
+            for j, c in enumerate(self.coverages)
+        )
+        return Table(
+            ("method", "C_cov", "learning rate", "ε reached", "responses", "gradient steps",
+             "worst coverage loss (decades)"),
+            rows,
+            caption=caption or f"Costs to ε = {self.eps:g} against the base model's coverage",
+            notes=("Where ε was not reached, responses and gradient steps are the budget spent (a lower bound). "
+                   "A dash: every learning rate of the grid diverged.",),
+        )
+
+    def fit_table(self, caption: str = "") -> Table:
+        """One row per method: the power-law fits of responses and of gradient steps to eps in ``C_cov``."""
+        rows = []
+        for method in self.methods:
+            responses, steps = self.fit(method.name, "responses"), self.fit(method.name, "steps")
+            rows.append((
+                method.name,
+                float(responses.exponent) if responses else None, float(responses.r_squared) if responses else None,
+                float(steps.exponent) if steps else None, float(steps.r_squared) if steps else None,
+                int(self.reached[self.method_index(method.name)].sum()),
+            ))
+        return Table(
+            ("method", "exponent: responses", "R²: responses", "exponent: steps", "R²: steps", "coverages reaching ε"),
+            tuple(rows),
+            caption=caption or "Costs to ε fitted as a power of C_cov",
+            notes=("Least squares of log10 cost on log10 C_cov over the coverages where ε was reached; "
+                   "a dash where that happened fewer than twice.",),
+        )
+
 
 def _run_or_none(settings: MethodSettings, instance: BanditInstance, eta: float, seed: Sequence[int]) -> Trajectory | None:
     try:
@@ -1153,6 +1270,28 @@ class RecipeComparison:
             )
         return "\n".join(lines)
 
+    def table(self, caption: str = "") -> Table:
+        """One row per method: seeds that reached eps, median cost to eps, median final gap, worst coverage loss."""
+        rows = []
+        for i, name in enumerate(self.names):
+            reached = self.reached[i]
+            if self.diverged[i].all():
+                rows.append((name, 0, None, None, None))
+                continue
+            rows.append((
+                name, int(reached.sum()),
+                float(np.median(self.responses_to_eps[i][reached])) if reached.any() else None,
+                float(np.nanmedian(self.final_suboptimality[i])), float(np.nanmax(self.coverage_loss[i])),
+            ))
+        return Table(
+            ("method", f"seeds reaching ε (of {len(self.seeds)})", "median responses to ε",
+             "median final J* − J", "worst coverage loss (decades)"),
+            tuple(rows),
+            caption=caption or f"{self.response_budget:,} responses per run, ε = {self.eps:g}",
+            notes=("Median responses over the seeds that reached ε; a dash where none did "
+                   "(or, in every column, where every seed diverged).",),
+        )
+
 
 def compare_recipes(
     instance: BanditInstance,
@@ -1296,4 +1435,27 @@ def settings_table(methods: Sequence[MethodSettings]) -> str:
         + (f"extra {m.extra_responses}" if m.extra_responses else f"G {m.group_size}")
         + f", K {m.inner_steps:2}, eta {m.etas}, budget {m.response_budget:,} responses"
         for m in methods
+    )
+
+
+def method_settings_table(methods: Sequence[MethodSettings], caption: str = "") -> Table:
+    """:func:`settings_table` as a :class:`~covpo.table.Table`: one row per method.
+
+    ``G`` is the responses drawn per prompt (the group for GRPO, the extra baseline responses
+    plus one for KimiPO, two for Rebel-OnPolicy).
+    """
+    rows = tuple(
+        (
+            m.name, float(m.beta), m.batch_size, m.responses_per_iteration // m.batch_size, m.inner_steps,
+            ", ".join(f"{eta:g}" for eta in m.etas), m.response_budget,
+        )
+        for m in methods
+    )
+    return Table(
+        ("method", "β", "N (prompts)", "G (responses per prompt)", "K (inner steps)", "learning rates",
+         "budget (responses)"),
+        rows,
+        caption=caption,
+        notes=("Several learning rates: the sweep keeps, at each coverage, the one that reaches ε with the "
+               "fewest responses.",),
     )

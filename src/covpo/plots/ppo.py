@@ -5,6 +5,11 @@ iteration (:func:`ratio_spread_figure`) and against ``beta`` (:func:`ratio_bound
 clip activity grid (:func:`clip_activity_figure`), the spread of the batch estimates
 (:func:`estimator_spread_figure`), the costs against coverage (:func:`cost_sweep_figure`) and
 the recipes under one budget (:func:`recipes_figure`); then the widget.
+
+Every figure is the content column's width (:data:`~covpo.plots.style.COLUMN_WIDTH`) with at
+most two panels side by side; more panels stack in rows, and legends sit under the panels or in
+a free cell. The numbers behind each figure are the records' ``table`` methods
+(:mod:`covpo.table`), shown in the page next to it.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 import numpy as np
+from matplotlib.lines import Line2D
 from matplotlib.ticker import (
     FixedLocator,
     FormatStrFormatter,
@@ -22,6 +28,7 @@ from matplotlib.ticker import (
 
 from covpo.instances import BanditInstance
 from covpo.plots.base import BookFigure, new_figure
+from covpo.plots.style import COLUMN_WIDTH, PALETTE, series_style
 from covpo.policies import base_log_policy, log_coverage
 from covpo.ppo import ppo_lite
 from covpo.ppo_experiments import (
@@ -45,10 +52,8 @@ METHOD_STYLES = {
     "REINFORCE": ("C3", "^", ":"),
 }
 NOCLIP_COLOR, LITE_COLOR = "C2", "C0"
-
-
-def _style(name: str, index: int) -> tuple[str, str, str]:
-    return METHOD_STYLES.get(name, (f"C{index % 10}", "o", "-"))
+#: The weights on the reused batch (vermillion) and the widget's clipped share (orange).
+BATCH_COLOR, CLIP_COLOR = PALETTE[1], PALETTE[3]
 
 
 def _interval_lines(axes, low: float, high: float, label: str = "$[e^{-R/\\beta}, e^{R/\\beta}]$") -> None:
@@ -56,58 +61,85 @@ def _interval_lines(axes, low: float, high: float, label: str = "$[e^{-R/\\beta}
     axes.axhline(low, color="k", ls="--", lw=1)
 
 
+def _legend_below(figure: BookFigure, handles: list, ncols: int) -> None:
+    """One legend for the whole figure, under its panels."""
+    figure.legend(handles=handles, loc="outside lower center", ncols=ncols, frameon=False,
+                  columnspacing=1.2, handlelength=2.2)
+
+
+def _panel_grid(figure: BookFigure, n_panels: int, **kwargs) -> tuple[list, object | None]:
+    """``n_panels`` axes, two per row; an odd count leaves one free cell, returned (hidden) for a legend."""
+    n_rows = -(-n_panels // 2)
+    n_columns = 1 if n_panels == 1 else 2
+    grid = np.atleast_1d(figure.subplots(n_rows, n_columns, squeeze=False, **kwargs)).ravel()
+    spare = None
+    if grid.size > n_panels:
+        spare = grid[n_panels]
+        spare.set_axis_off()
+    return list(grid[:n_panels]), spare
+
+
 def ratio_spread_figure(spreads: Sequence[RatioSpread], title: str) -> BookFigure:
-    """Importance weights of PPO-NoClip per outer iteration, one panel per ``beta``.
+    """Importance weights of PPO-NoClip per outer iteration, one panel per ``beta`` (two per row).
 
     The bands are the 1-99% and 10-90% ranges of ``pi_{t+1} / pi_t`` under ``rho x pi_t`` (the
     weights of a fresh batch at the end of the inner loop), the line is the median; dotted
     lines are the extremes over every inner iterate and every response, crosses the extremes
-    on the reused batch; dashed lines the interval ``[exp(-R/beta), exp(R/beta)]``.
+    on the reused batch; dashed lines the interval ``[exp(-R/beta), exp(R/beta)]``. The legend
+    takes the free cell of an odd number of panels, or sits under the figure.
     """
-    figure = new_figure(4.0 * len(spreads), 3.6)
-    panels = np.atleast_1d(figure.subplots(1, len(spreads)))
+    n_rows = -(-len(spreads) // 2)
+    figure = new_figure(COLUMN_WIDTH, 0.6 + 2.7 * n_rows)
+    panels, spare = _panel_grid(figure, len(spreads))
     for axes, spread in zip(panels, spreads):
         t = np.arange(1, spread.n_iterations + 1)
         q = np.exp(spread.log_ratio_quantiles)
-        axes.fill_between(t, q[:, 0], q[:, -1], color="C2", alpha=0.2, lw=0, label="1-99% of weights")
-        axes.fill_between(t, q[:, 1], q[:, -2], color="C2", alpha=0.4, lw=0, label="10-90%")
-        axes.plot(t, q[:, q.shape[1] // 2], color="C2", lw=1.2, label="median")
-        axes.plot(t, np.exp(spread.log_ratio_max), color="k", ls=":", lw=1.2, label="extremes, all $(x, y)$")
+        axes.fill_between(t, q[:, 0], q[:, -1], color=NOCLIP_COLOR, alpha=0.2, lw=0, label="1-99% of the weights")
+        axes.fill_between(t, q[:, 1], q[:, -2], color=NOCLIP_COLOR, alpha=0.4, lw=0, label="10-90%")
+        axes.plot(t, q[:, q.shape[1] // 2], color=NOCLIP_COLOR, lw=1.2, label="median")
+        axes.plot(t, np.exp(spread.log_ratio_max), color="k", ls=":", lw=1.2, label="extremes over all $(x, y)$")
         axes.plot(t, np.exp(spread.log_ratio_min), color="k", ls=":", lw=1.2)
-        axes.plot(t, np.exp(spread.batch_log_ratio_max), "x", color="C3", ms=4, label="extremes on the batch")
-        axes.plot(t, np.exp(spread.batch_log_ratio_min), "x", color="C3", ms=4)
-        _interval_lines(axes, *spread.interval)
+        axes.plot(t, np.exp(spread.batch_log_ratio_max), "x", color=BATCH_COLOR, label="extremes on the batch")
+        axes.plot(t, np.exp(spread.batch_log_ratio_min), "x", color=BATCH_COLOR)
+        _interval_lines(axes, *spread.interval, label="interval $[e^{-R/\\beta}, e^{R/\\beta}]$")
         axes.set_yscale("log")
         low, high = spread.interval
         _plain_log_ticks(axes.yaxis, np.round([low, np.sqrt(low), 1.0, np.sqrt(high), high], 2))
-        axes.set_xlabel("outer iteration t")
-        axes.set_title(f"$\\beta$ = {spread.beta:g}", fontsize=10)
+        axes.set_xlabel("outer iteration $t$")
+        axes.set_title(f"$\\beta$ = {spread.beta:g}")
         axes.grid(alpha=0.3)
-    panels[0].set_ylabel("importance weight $\\pi_\\theta / \\pi_t$")
-    panels[0].legend(fontsize=7, loc="lower left")
+    for axes in panels[::2]:
+        axes.set_ylabel("weight $\\pi_\\theta / \\pi_t$")
+    handles, labels = panels[0].get_legend_handles_labels()
+    if spare is not None:
+        spare.legend(handles, labels, loc="center", frameon=False)
+    else:
+        _legend_below(figure, handles, ncols=3)
     figure.suptitle(title)
     return figure
 
 
 def ratio_bounds_figure(tables: Mapping[str, RatioBoundsTable]) -> BookFigure:
-    """PPO-NoClip's ratio extremes against ``beta`` next to ``[exp(-R/beta), exp(R/beta)]``, one panel per instance."""
-    figure = new_figure(5.0 * len(tables), 3.6)
-    panels = np.atleast_1d(figure.subplots(1, len(tables), sharey=True))
+    """PPO-NoClip's ratio extremes against ``beta`` next to ``[exp(-R/beta), exp(R/beta)]``, one panel per instance (two per row)."""
+    n_rows = -(-len(tables) // 2)
+    figure = new_figure(COLUMN_WIDTH, 0.9 + 3.0 * n_rows)
+    panels, _ = _panel_grid(figure, len(tables), sharey=True)
     for axes, (name, table) in zip(panels, tables.items()):
         axes.fill_between(table.betas, table.interval_low, table.interval_high, color="0.85",
-                          label="$[e^{-R/\\beta}, e^{R/\\beta}]$")
-        axes.plot(table.betas, table.ratio_max, "o-", color="C2", label="max / min over all $(x, y)$ and inner iterates")
-        axes.plot(table.betas, table.ratio_min, "o-", color="C2")
-        axes.plot(table.betas, table.batch_ratio_max, "x--", color="C3", label="max / min on the reused batches")
-        axes.plot(table.betas, table.batch_ratio_min, "x--", color="C3")
+                          label="interval $[e^{-R/\\beta}, e^{R/\\beta}]$")
+        axes.plot(table.betas, table.ratio_max, "o-", color=NOCLIP_COLOR,
+                  label="max and min over all $(x, y)$ and inner iterates")
+        axes.plot(table.betas, table.ratio_min, "o-", color=NOCLIP_COLOR)
+        axes.plot(table.betas, table.batch_ratio_max, "x--", color=BATCH_COLOR, label="max and min on the reused batches")
+        axes.plot(table.betas, table.batch_ratio_min, "x--", color=BATCH_COLOR)
         axes.set_xscale("log")
         axes.set_yscale("log")
         _plain_log_ticks(axes.xaxis, table.betas)
         axes.set_xlabel("regularization $\\beta$")
         axes.grid(alpha=0.3)
-        axes.set_title(f"{name}: K = {table.inner_steps}, N = {table.batch_size}, $\\eta\\beta$ = {table.eta_beta:g}", fontsize=9)
-    panels[0].set_ylabel("importance weight $\\pi_\\theta / \\pi_t$")
-    panels[0].legend(fontsize=7, loc="lower right")
+        axes.set_title(f"{name}\nK = {table.inner_steps}, N = {table.batch_size}, $\\eta\\beta$ = {table.eta_beta:g}")
+    panels[0].set_ylabel("weight $\\pi_\\theta / \\pi_t$")
+    _legend_below(figure, panels[0].get_legend_handles_labels()[0], ncols=2)
     return figure
 
 
@@ -118,27 +150,29 @@ def _plain_log_ticks(axis, values: Sequence[float]) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
-def _heatmap(axes, values: np.ndarray, row_labels: Sequence[str], column_labels: Sequence[str], cmap: str, fmt: str) -> None:
-    image = axes.imshow(values, cmap=cmap, aspect="auto")
-    axes.set_xticks(range(len(column_labels)), column_labels, fontsize=8, rotation=20)
-    axes.set_yticks(range(len(row_labels)), row_labels, fontsize=8)
-    top = np.nanmax(values) if np.any(np.isfinite(values)) else 1.0
-    for (i, j), value in np.ndenumerate(values):
-        axes.text(j, i, format(value, fmt), ha="center", va="center", fontsize=7,
-                  color="white" if value > 0.6 * top else "black")
-    axes.figure.colorbar(image, ax=axes, shrink=0.8)
-
-
 def clip_activity_figure(grid: ClipActivity) -> BookFigure:
-    """PPO-Lite's clip fraction (left) and final suboptimality (right) over ``beta`` and the interval."""
-    figure = new_figure(11.0, 3.6)
+    """PPO-Lite's clip fraction (left) and final suboptimality (right) against ``beta``, one line per interval.
+
+    The intervals are the default one scaled by each width and the fixed interval; the legend
+    under the panels names them. The numbers are :meth:`~covpo.ppo_experiments.ClipActivity.table`.
+    """
+    figure = new_figure(COLUMN_WIDTH, 3.9)
     clip_axes, cost_axes = figure.subplots(1, 2)
-    rows = [f"$\\beta$ = {beta:g}" for beta in grid.betas]
-    _heatmap(clip_axes, grid.clip_fraction, rows, grid.column_labels, "Oranges", ".3f")
-    clip_axes.set_title("share of the batch clipped", fontsize=10)
-    _heatmap(cost_axes, grid.final_suboptimality, rows, grid.column_labels, "Blues", ".3f")
-    cost_axes.set_title(f"$J^\\star - J$ after $T = {grid.horizon:g}\\beta$ resets", fontsize=10)
-    figure.suptitle("PPO-Lite: interval width 1 is the default $[e^{-R/\\beta}, e^{R/\\beta}]$; the last column is fixed")
+    labels = [label + (" (default)" if label == "width 1" else "") for label in grid.column_labels]
+    labels[-1] = f"fixed {labels[-1]}"
+    for j, label in enumerate(labels):
+        style = series_style(j)
+        clip_axes.plot(grid.betas, grid.clip_fraction[:, j], label=label, **style)
+        cost_axes.plot(grid.betas, grid.final_suboptimality[:, j], label=label, **style)
+    clip_axes.set_ylabel("share of the batch clipped")
+    clip_axes.set_ylim(bottom=-0.01)
+    cost_axes.set_ylabel(f"$J^\\star - J$ after $T = {grid.horizon:g}\\beta$ resets")
+    for axes in (clip_axes, cost_axes):
+        axes.set_xscale("log")
+        _plain_log_ticks(axes.xaxis, grid.betas)
+        axes.set_xlabel("regularization $\\beta$")
+        axes.grid(alpha=0.3)
+    _legend_below(figure, clip_axes.get_legend_handles_labels()[0], ncols=3)
     return figure
 
 
@@ -147,66 +181,95 @@ def estimator_spread_figure(spread: EstimatorSpread) -> BookFigure:
 
     Left: the objective estimates (mean and one standard deviation across batches) next to the
     regularized objective they target. Right: the spread of the gradient estimates around their
-    own mean and their root-mean-square error against the true regularized gradient.
+    own mean (solid) and their root-mean-square error against the true regularized gradient
+    (dotted). The vertical dotted line is the target ``s = 1 / beta``, the edge of PPO-Lite's
+    default interval.
     """
-    figure = new_figure(11.0, 3.8)
+    figure = new_figure(COLUMN_WIDTH, 4.6)
     objective_axes, gradient_axes = figure.subplots(1, 2)
     s = spread.scales
-    objective_axes.plot(s, spread.true_objective, color="k", lw=1.5, label="$J_\\beta(\\pi_s; \\pi_0)$")
+    objective_axes.plot(s, spread.true_objective, color="k", ls="--", lw=1.2, zorder=3,
+                        label="$J_\\beta(\\pi_s; \\pi_0)$, the true value")
     for mean, std, color, label in (
-        (spread.noclip_mean, spread.noclip_std, NOCLIP_COLOR, "PPO-NoClip estimate"),
-        (spread.lite_mean, spread.lite_std, LITE_COLOR, "PPO-Lite estimate"),
+        (spread.noclip_mean, spread.noclip_std, NOCLIP_COLOR, "PPO-NoClip"),
+        (spread.lite_mean, spread.lite_std, LITE_COLOR, "PPO-Lite"),
     ):
-        objective_axes.plot(s, mean, color=color, marker="o", ms=3, label=label + " (mean $\\pm$ sd)")
+        objective_axes.plot(s, mean, color=color, marker="o", ms=3, label=label + ", mean $\\pm$ sd")
         objective_axes.fill_between(s, mean - std, mean + std, color=color, alpha=0.25, lw=0)
-    objective_axes.set_ylabel("objective at $\\pi_s$")
-    objective_axes.legend(fontsize=7, loc="lower left")
+    objective_axes.set_ylabel("objective estimate at $\\pi_s$")
     for values, color, style, label in (
-        (spread.noclip_gradient_std, NOCLIP_COLOR, "o-", "PPO-NoClip: spread"),
-        (spread.noclip_gradient_rmse, NOCLIP_COLOR, "o:", "PPO-NoClip: error vs true gradient"),
-        (spread.lite_gradient_std, LITE_COLOR, "s-", "PPO-Lite: spread"),
-        (spread.lite_gradient_rmse, LITE_COLOR, "s:", "PPO-Lite: error vs true gradient"),
+        (spread.noclip_gradient_std, NOCLIP_COLOR, "o-", "NoClip: spread"),
+        (spread.noclip_gradient_rmse, NOCLIP_COLOR, "o:", "NoClip: error"),
+        (spread.lite_gradient_std, LITE_COLOR, "s-", "Lite: spread"),
+        (spread.lite_gradient_rmse, LITE_COLOR, "s:", "Lite: error"),
     ):
         gradient_axes.plot(s, values, style, color=color, ms=4, label=label)
     gradient_axes.set_yscale("log")
-    gradient_axes.set_ylabel("root mean square, across batches")
-    gradient_axes.legend(fontsize=7)
-    low, high = spread.thresholds
+    gradient_axes.set_ylabel("gradient estimate, RMS across batches")
     for axes in (objective_axes, gradient_axes):
-        axes.set_xlabel("candidate $s$:  $\\pi_s \\propto \\pi_0\\, e^{s r}$")
+        axes.axvline(1.0 / spread.beta, color="0.4", ls=":", lw=1)
+        axes.set_xlabel("candidate $s$ ($\\pi_s \\propto \\pi_0\\, e^{s r}$)")
         axes.grid(alpha=0.3)
+        axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=1 if axes is objective_axes else 2,
+                    frameon=False, columnspacing=1.0)
+    low, high = spread.thresholds
     figure.suptitle(
-        f"{spread.n_batches} batches of N = {spread.batch_size} from $\\pi_0$; $\\beta$ = {spread.beta:g}, "
+        f"{spread.n_batches} batches of N = {spread.batch_size} from $\\pi_0$, $\\beta$ = {spread.beta:g}; "
         f"PPO-Lite clips to [{low:.3g}, {high:.3g}]"
     )
     return figure
 
 
-def _budget_markers(axes, x: np.ndarray, y: np.ndarray, reached: np.ndarray, color: str, marker: str, line: str, label: str) -> None:
+def _budget_markers(axes, x: np.ndarray, y: np.ndarray, reached: np.ndarray, style: dict, label: str) -> None:
+    """Filled markers joined by a line where a run reached eps; open markers, unjoined, at the budget elsewhere."""
     if np.any(reached):
-        axes.plot(x[reached], y[reached], marker=marker, ls=line, color=color, label=label)
+        axes.plot(x[reached], y[reached], label=label, **style)
     if np.any(~reached):
-        axes.plot(x[~reached], y[~reached], marker=marker, ls="none", mfc="none", color=color, ms=9,
-                  label=f"{label}: not $\\varepsilon$-optimal in budget")
+        unreached = {**style, "linestyle": "none", "markerfacecolor": "none", "markersize": 8}
+        axes.plot(x[~reached], y[~reached], **unreached)
+
+
+def _method_styles(names: Sequence[str]) -> list[dict]:
+    """Colour, marker and line style of each method: fixed for chapter 4's five; the others take
+    :func:`~covpo.plots.style.series_style` entries whose colours no named method present uses."""
+    taken = {METHOD_STYLES[name][0] for name in names if name in METHOD_STYLES}
+    free = [i for i in range(len(PALETTE)) if f"C{i}" not in taken]
+    styles, others = [], 0
+    for name in names:
+        if name in METHOD_STYLES:
+            color, marker, line = METHOD_STYLES[name]
+            styles.append({"color": color, "marker": marker, "linestyle": line})
+        else:
+            styles.append(series_style(free[others % len(free)] + len(PALETTE) * (others // len(free))))
+            others += 1
+    return styles
 
 
 def cost_sweep_figure(sweep: CostSweep, title: str) -> BookFigure:
     """Responses and gradient steps to eps-optimality against ``C_cov``, and the coverage lost on the way.
 
-    Filled markers are runs that reached eps; hollow markers sit at the budget a run spent
-    without reaching it (a lower bound on its cost).
+    Two panels a row: responses (top left), gradient steps (top right), the worst prompt's
+    coverage loss in decades (bottom left, with ``log10 2``, half the base coverage, dashed)
+    and the legend (bottom right). Filled markers are runs that reached eps; open markers sit
+    at the budget a run spent without reaching it (a lower bound on its cost).
     """
-    figure = new_figure(13.0, 4.0)
-    responses_axes, steps_axes, loss_axes = figure.subplots(1, 3)
+    figure = new_figure(COLUMN_WIDTH, 6.2)
+    (responses_axes, steps_axes), (loss_axes, legend_axes) = figure.subplots(2, 2)
     c = sweep.coverages
-    for i, method in enumerate(sweep.methods):
-        color, marker, line = _style(method.name, i)
+    handles = []
+    styles = _method_styles([method.name for method in sweep.methods])
+    for i, (method, style) in enumerate(zip(sweep.methods, styles)):
         reached = sweep.reached[i]
-        _budget_markers(responses_axes, c, sweep.responses_to_eps[i].astype(float), reached, color, marker, line, method.name)
-        _budget_markers(steps_axes, c, sweep.steps_to_eps[i].astype(float), reached, color, marker, line, method.name)
-        loss_axes.plot(c, sweep.coverage_loss[i], marker=marker, ls=line, color=color, label=method.name)
-    loss_axes.axhline(np.log10(2.0), color="k", ls="--", lw=1, label="half the base coverage")
-    responses_axes.set_ylabel("responses sampled to $\\varepsilon$")
+        _budget_markers(responses_axes, c, sweep.responses_to_eps[i].astype(float), reached, style, method.name)
+        _budget_markers(steps_axes, c, sweep.steps_to_eps[i].astype(float), reached, style, method.name)
+        loss_axes.plot(c, sweep.coverage_loss[i], **style)
+        handles.append(Line2D([], [], label=method.name, **style))
+    loss_axes.axhline(np.log10(2.0), color="k", ls="--", lw=1)
+    if not sweep.reached.all():
+        handles.append(Line2D([], [], color="0.3", marker="o", ls="none", mfc="none", markersize=8,
+                              label="open: not $\\varepsilon$-optimal,\nplotted at the budget"))
+    handles.append(Line2D([], [], color="k", ls="--", lw=1, label="half the base coverage\n($\\log_{10} 2$ decades)"))
+    responses_axes.set_ylabel("responses to $\\varepsilon$")
     steps_axes.set_ylabel("gradient steps to $\\varepsilon$")
     loss_axes.set_ylabel("worst coverage loss (decades)")
     loss_axes.set_yscale("symlog", linthresh=0.1)
@@ -214,38 +277,47 @@ def cost_sweep_figure(sweep: CostSweep, title: str) -> BookFigure:
     loss_axes.set_ylim(0.0, max(1.0, 1.5 * top))
     for axes in (responses_axes, steps_axes, loss_axes):
         axes.set_xscale("log")
-        axes.set_xlabel("coverage coefficient $C_{\\mathrm{cov}}$ of $\\pi_0$")
+        _plain_log_ticks(axes.xaxis, c)
+        axes.set_xlabel("$C_{\\mathrm{cov}}$ of $\\pi_0$")
         axes.grid(alpha=0.3)
     for axes in (responses_axes, steps_axes):
         axes.set_yscale("log")
-    responses_axes.legend(fontsize=6, loc="best")
+    legend_axes.set_axis_off()
+    legend_axes.legend(handles=handles, loc="center", frameon=False)
     figure.suptitle(f"{title} ($\\varepsilon$ = {sweep.eps:g})")
     return figure
 
 
 def recipes_figure(comparison: RecipeComparison, instance: BanditInstance, title: str) -> BookFigure:
-    """Suboptimality and the worst prompt's log10 coverage against responses sampled, first seed."""
-    figure = new_figure(11.0, 3.8)
+    """Suboptimality and the worst prompt's log10 coverage against responses sampled, first seed; legend under the panels."""
+    figure = new_figure(COLUMN_WIDTH, 4.6)
     gap_axes, coverage_axes = figure.subplots(1, 2)
     base = float(log_coverage(instance, base_log_policy(instance)).min()) * LOG10_E
+    handles = []
     for i, (name, trajectory) in enumerate(zip(comparison.names, comparison.trajectories)):
-        color = f"C{i}"
+        style = series_style(i)
         if trajectory is None:
-            gap_axes.plot([], [], color=color, label=f"{name} (diverged)")
+            handles.append(Line2D([], [], label=f"{name} (diverged)", **style))
             continue
         x = trajectory.responses_sampled
-        gap_axes.plot(x, np.maximum(trajectory.suboptimality, 1e-4), color=color, label=name)
-        coverage_axes.plot(x, trajectory.log10_coverage.min(axis=1), color=color, label=name)
-    gap_axes.axhline(comparison.eps, color="k", ls="--", lw=1, label="$\\varepsilon$")
+        every = max(1, x.size // 6)
+        gap_axes.plot(x, np.maximum(trajectory.suboptimality, 1e-4), markevery=every, **style)
+        coverage_axes.plot(x, trajectory.log10_coverage.min(axis=1), markevery=every, **style)
+        handles.append(Line2D([], [], label=name, **style))
+    gap_axes.axhline(comparison.eps, color="k", ls="--", lw=1)
     gap_axes.set_yscale("log")
     gap_axes.set_ylabel("$J^\\star - J(\\pi)$")
-    gap_axes.legend(fontsize=7)
-    coverage_axes.axhline(base, color="0.5", ls=":", lw=1, label="base model")
+    coverage_axes.axhline(base, color="k", ls=":", lw=1)
     coverage_axes.set_ylabel("$\\log_{10}$ coverage, worst prompt")
-    coverage_axes.legend(fontsize=7, loc="lower left")
+    handles += [
+        Line2D([], [], color="k", ls="--", lw=1, label="$\\varepsilon$ (left)"),
+        Line2D([], [], color="k", ls=":", lw=1, label="base model's coverage (right)"),
+    ]
     for axes in (gap_axes, coverage_axes):
         axes.set_xlabel("responses sampled")
+        axes.xaxis.set_major_locator(MaxNLocator(4))
         axes.grid(alpha=0.3)
+    _legend_below(figure, handles, ncols=2)
     figure.suptitle(f"{title} (seed {comparison.seeds[0]}, {comparison.response_budget:,} responses each)")
     return figure
 
@@ -259,7 +331,7 @@ WIDGET_EPS = 0.04
 
 def _panel_title(axes, text: str) -> None:
     """A panel title placed at a fixed position (cheaper to draw than ``set_title``)."""
-    axes.text(0.5, 1.03, text, transform=axes.transAxes, ha="center", va="bottom", fontsize=8)
+    axes.text(0.5, 1.03, text, transform=axes.transAxes, ha="center", va="bottom")
 
 
 @lru_cache(maxsize=1)
@@ -269,7 +341,7 @@ def widget_instance() -> BanditInstance:
 
 
 def ppo_explorer_figure(beta: float, width: float, inner_steps: int, batch_size: int) -> BookFigure:
-    """Widget figure: one PPO-Lite run on :func:`widget_instance`; reward, coverage, weights and clipping.
+    """Widget figure: one PPO-Lite run on :func:`widget_instance`; reward, coverage, weights and clipping (two panels a row).
 
     ``T = 20`` resets at learning rate ``eta = 8 / beta`` and thresholds
     :func:`~covpo.ppo_experiments.clip_width_thresholds` ``(beta, R, width)``, seed 0. A step
@@ -277,9 +349,9 @@ def ppo_explorer_figure(beta: float, width: float, inner_steps: int, batch_size:
     """
     instance = widget_instance()
     thresholds = clip_width_thresholds(beta, float(instance.rewards.max()), width)
-    figure = new_figure(12.0, 3.3, constrained=False)
-    figure.subplots_adjust(left=0.05, right=0.99, bottom=0.16, top=0.8, wspace=0.32)
-    reward_axes, coverage_axes, ratio_axes, clip_axes = figure.subplots(1, 4)
+    figure = new_figure(COLUMN_WIDTH, 5.8, constrained=False)
+    figure.subplots_adjust(left=0.09, right=0.98, bottom=0.09, top=0.8, wspace=0.3, hspace=0.65)
+    (reward_axes, coverage_axes), (ratio_axes, clip_axes) = figure.subplots(2, 2)
     try:
         run = ppo_lite(
             instance, beta, WIDGET_ITERATIONS, batch_size=batch_size, inner_steps=inner_steps,
@@ -288,50 +360,49 @@ def ppo_explorer_figure(beta: float, width: float, inner_steps: int, batch_size:
     except FloatingPointError as error:
         for axes in (reward_axes, coverage_axes, ratio_axes, clip_axes):
             axes.set_axis_off()
-        figure.text(0.5, 0.5, f"the run diverged: {error}", ha="center", va="center", fontsize=9, wrap=True)
-        figure.suptitle(f"beta {beta:.3g}, width {width:.3g}, K {inner_steps}, N {batch_size}", fontsize=9)
+        figure.text(0.5, 0.5, f"the run diverged: {error}", ha="center", va="center", wrap=True)
+        figure.suptitle(f"beta {beta:.3g}, width {width:.3g}, K {inner_steps}, N {batch_size}")
         return figure
     trajectory, ratios = run.trajectory, run.ratios
     x = trajectory.responses_sampled
     reward_axes.plot(x, trajectory.reward, color="k")
-    reward_axes.axhline(trajectory.optimal_value - WIDGET_EPS, color="C3", ls="--", lw=1)
+    reward_axes.axhline(trajectory.optimal_value - WIDGET_EPS, color=BATCH_COLOR, ls="--", lw=1)
     reward_axes.set_ylim(0.0, 1.02)
-    _panel_title(reward_axes, "expected reward (dashed: J* - eps)")
-    coverage_axes.plot(x, trajectory.log10_coverage.min(axis=1), color="C2")
-    coverage_axes.axhline(np.log10(1.0 / WIDGET_COVERAGE), color="0.5", ls=":", lw=1)
-    _panel_title(coverage_axes, "log10 coverage, worst prompt (dotted: base)")
+    _panel_title(reward_axes, "expected reward\n(dashed: $J^\\star - \\varepsilon$)")
+    coverage_axes.plot(x, trajectory.log10_coverage.min(axis=1), color=NOCLIP_COLOR)
+    coverage_axes.axhline(np.log10(1.0 / WIDGET_COVERAGE), color="0.4", ls=":", lw=1)
+    _panel_title(coverage_axes, "$\\log_{10}$ coverage, worst prompt\n(dotted: the base model's)")
     for axes in (reward_axes, coverage_axes):
-        axes.set_xlabel("responses sampled", fontsize=8)
+        axes.set_xlabel("responses sampled")
     iterations = np.arange(WIDGET_ITERATIONS)
     rows = [ratios.iteration == t for t in iterations]
     taking = ratios.inner_step < inner_steps
     ratio_axes.vlines(iterations - 0.15, [ratios.log_ratio_min[r].min() * LOG10_E for r in rows],
                       [ratios.log_ratio_max[r].max() * LOG10_E for r in rows], color="k", lw=2)
     ratio_axes.vlines(iterations + 0.15, [ratios.batch_log_ratio_min[r].min() * LOG10_E for r in rows],
-                      [ratios.batch_log_ratio_max[r].max() * LOG10_E for r in rows], color="C3", lw=2)
+                      [ratios.batch_log_ratio_max[r].max() * LOG10_E for r in rows], color=BATCH_COLOR, lw=2)
     for value in np.log10(thresholds):
-        ratio_axes.axhline(value, color="C0", ls="--", lw=1)
+        ratio_axes.axhline(value, color=LITE_COLOR, ls="--", lw=1)
     reach = max(np.abs(np.log10(thresholds)).max(), np.abs(ratios.log_ratio_min).max() * LOG10_E,
                 ratios.log_ratio_max.max() * LOG10_E)
     ratio_axes.set_ylim(-min(3.0, 1.15 * reach), min(3.0, 1.15 * reach))
-    _panel_title(ratio_axes, "log10 weights: all (black), batch (red), clip (blue)")
-    clip_axes.bar(iterations, [ratios.clip_fraction[r & taking].mean() for r in rows], color="C1", width=0.8)
+    _panel_title(ratio_axes, "$\\log_{10}$ weights: all (black), batch (red),\nclip thresholds (blue, dashed)")
+    clip_axes.bar(iterations, [ratios.clip_fraction[r & taking].mean() for r in rows], color=CLIP_COLOR, width=0.8)
     clip_axes.set_ylim(0.0, 1.0)
-    _panel_title(clip_axes, f"share of batch clipped (mean {ratios.mean_clip_fraction:.3f})")
+    _panel_title(clip_axes, f"share of the batch clipped\n(mean {ratios.mean_clip_fraction:.3f})")
     for axes in (ratio_axes, clip_axes):
-        axes.set_xlabel("outer iteration", fontsize=8)
+        axes.set_xlabel("outer iteration")
     for axes in (reward_axes, coverage_axes, ratio_axes, clip_axes):
         axes.xaxis.set_major_locator(MaxNLocator(4))
         axes.yaxis.set_major_locator(MaxNLocator(5))
-        axes.tick_params(labelsize=7)
         axes.grid(alpha=0.3)
     first = trajectory.responses_to_eps(WIDGET_EPS)
-    outcome = f"eps-optimal after {first:,} responses" if first is not None else "not eps-optimal"
+    outcome = f"$\\varepsilon$-optimal after {first:,} responses" if first is not None else "not $\\varepsilon$-optimal"
     figure.suptitle(
-        f"PPO-Lite, beta {beta:.3g}, eta {WIDGET_ETA_BETA / beta:.3g}, K {inner_steps}, N {batch_size}, "
-        f"clip [{thresholds[0]:.3g}, {thresholds[1]:.3g}]: {outcome}; lowest coverage "
-        f"10^{trajectory.min_log10_coverage:.2f}",
-        fontsize=9,
+        f"PPO-Lite, $\\beta$ {beta:.3g}, $\\eta$ {WIDGET_ETA_BETA / beta:.3g}, K {inner_steps}, N {batch_size}, "
+        f"clip [{thresholds[0]:.3g}, {thresholds[1]:.3g}]\n{outcome}; lowest coverage "
+        f"$10^{{{trajectory.min_log10_coverage:.2f}}}$",
+        fontsize=10,
     )
     return figure
 

@@ -10,11 +10,13 @@ Okabe-Ito palette, and series beyond the first few also differ by marker
 
 from __future__ import annotations
 
+import math
+
 import matplotlib as mpl
 from cycler import cycler
 from matplotlib.axis import Axis
 from matplotlib.figure import Figure
-from matplotlib.ticker import LogFormatterSciNotation, LogLocator, NullFormatter
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
 COLUMN_WIDTH = 7.0
 DISPLAY_PX_PER_INCH = 100
@@ -59,8 +61,22 @@ def series_style(index: int) -> dict[str, str]:
     }
 
 
+MANTISSAS = ((1.0, 2.0, 5.0), (1.0, 2.0, 3.0, 5.0, 7.0))
+
+
+def _ticks_at(mantissas: tuple[float, ...], low: float, high: float) -> list[float]:
+    """The numbers ``m * 10**k`` between ``low`` and ``high``, for ``m`` in ``mantissas``."""
+    decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+    return [m * 10.0**k for k in decades for m in mantissas if low <= m * 10.0**k <= high]
+
+
 def _tidy_log_axis(axis: Axis) -> None:
-    """Label a log axis by its decades only; an axis spanning under two decades gets 1-2-5 labels."""
+    """Label a log axis by its decades; a short axis gets 1-2-5 (or 1-2-3-5-7) mantissas instead.
+
+    An axis with at least two decades inside is labelled at the decades only (minor labels
+    would collide). A shorter one gets ticks at 1, 2 and 5 times each power of ten, or at 1, 2,
+    3, 5 and 7 times where that leaves fewer than three, labelled compactly.
+    """
     low, high = sorted(axis.get_view_interval())
     if low <= 0:
         return
@@ -68,8 +84,13 @@ def _tidy_log_axis(axis: Axis) -> None:
     if len(decades) >= 2:
         axis.set_minor_formatter(NullFormatter())
         return
-    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    axis.set_major_formatter(LogFormatterSciNotation(labelOnlyBase=False))
+    ticks = _ticks_at(MANTISSAS[0], low, high)
+    if len(ticks) < 3:
+        ticks = _ticks_at(MANTISSAS[1], low, high)
+    if not ticks:
+        return
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     axis.set_minor_formatter(NullFormatter())
 
 
