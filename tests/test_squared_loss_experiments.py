@@ -14,11 +14,13 @@ from covpo.squared_loss_experiments import (
     baseline_bias_sweep,
     batch_size_study,
     curvature_scan,
+    curvature_table,
     loss_slice,
     squared_loss_methods,
     table_1,
     two_response_instance,
 )
+from covpo.table import Table
 
 
 def small_random() -> BanditInstance:
@@ -94,6 +96,59 @@ def test_table_1_keeps_the_cheapest_admissible_run():
             if candidates:
                 assert table.gradient_steps[row, j] == min(candidates)
                 assert table.gradient_steps[row, j] == table.outer_iterations[row, j] * table.inner_steps
+
+
+def test_table_1_as_tables_keeps_numbers_and_marks_unreached_targets():
+    instance = small_random()
+    table = table_1(instance, (0.1, 0.05, 1e-6), betas=(0.25, 1.0), group_sizes=(2, 4), batch_size=16,
+                    inner_steps=5, eta_scale=1.0, n_iterations=30, seed=0)
+    shown = table.table()
+    assert isinstance(shown, Table) and len(shown.rows) == len(table.methods) * table.eps.size
+    assert shown.column("method") == ["KimiPO"] * 3 + ["KimiPO-Norm"] * 3
+    assert shown.column("ε") == [0.1, 0.05, 1e-6] * 2
+    steps = shown.column("gradient steps")
+    for row in range(len(table.methods)):
+        for j in range(table.eps.size):
+            cell = steps[row * table.eps.size + j]
+            if table.reached[row, j]:
+                assert isinstance(cell, int) and cell == table.gradient_steps[row, j]
+            else:
+                assert cell is None
+    assert shown.rows[2][2:] == (None,) * 5  # eps = 1e-6 is out of reach in 30 iterations
+    runs = table.runs_table("KimiPO")
+    assert len(runs.rows) == 2 and runs.column("β") == [0.25, 1.0]
+    assert runs.columns[2:5] == ("steps to ε = 0.1", "steps to ε = 0.05", "steps to ε = 1e-06")
+    assert runs.column("admissible") == [bool(loss <= MAX_COVERAGE_LOSS) for loss in table.run_coverage_loss[:2]]
+    with pytest.raises(ValueError, match="method"):
+        table.runs_table("Rebel-OnPolicy")
+    for shown_table in (shown, runs):
+        assert "<table" in shown_table._repr_html_() and str(shown_table)
+
+
+def test_chapter_records_display_as_tables():
+    instance = small_random()
+    sweep = baseline_bias_sweep(instance, instance.base_theta, betas=(0.5, 1.0), group_sizes=(1, 4), group_beta=0.5)
+    mean, group = sweep.table("mean"), sweep.table("normalizer")
+    assert mean.column("β") == [0.5, 1.0] and group.column("G (extra responses)") == [1, 4]
+    assert mean.rows[0][1] == pytest.approx(sweep.mean_bias[0]) and "slopes" in mean.notes[0]
+    with pytest.raises(ValueError, match="baseline"):
+        sweep.table("median")
+    two = two_response_instance(0.05)
+    scan = curvature_scan(two, two.base_theta, 0.1, 16, radius=3.0, n_points=10, rng=np.random.default_rng(1))
+    curvature = curvature_table({"a": scan, "b": scan})
+    assert curvature.column("instance") == ["a"] * 4 + ["b"] * 4
+    assert curvature.column("negative at (% of points)")[:4] == pytest.approx(100 * scan.negative_share())
+    line = loss_slice(instance, instance.base_theta, 0.5, 4, np.array([0.0, 0.5, 1.0, 1.5]))
+    minimizers = line.table().column("minimizer s")
+    assert minimizers == pytest.approx(line.argmin()) and minimizers[2] == 1.0
+    study_instance = stacked_collapse_instance(2, 0.2, 10.0, n_zero=10)
+    methods = (MethodSettings("KimiPO", "kimipo", 0.5, 16, 5, 4, (4.0,), extra_responses=1),)
+    study = batch_size_study(study_instance, methods, (16, 32), eps=0.05, seeds=(0, 1))
+    batch = study.table()
+    assert batch.column("N (prompts)") == [16, 32] and "(of 2)" in batch.columns[2]
+    assert batch.column("worst coverage loss (decades)") == pytest.approx(study.coverage_loss[0].max(axis=1))
+    for shown in (mean, group, curvature, line.table(), batch):
+        assert "<table" in shown._repr_html_() and str(shown)
 
 
 def test_table_1_rejects_bad_targets():

@@ -42,6 +42,7 @@ from covpo.squared_loss import (
     rebel_population_hessian,
     rebel_population_loss,
 )
+from covpo.table import Table
 from covpo.validation import check_count, check_finite_array, check_positive, check_positive_grid, check_shape
 
 
@@ -116,6 +117,33 @@ class BaselineBiasSweep:
             f"  slopes in G: bias {self.slope('normalizer_bias'):.2f}, step KL {self.slope('normalizer_step_error'):.2f}"
         )
         return "\n".join(lines)
+
+    def table(self, baseline: str) -> Table:
+        """One sweep as a :class:`~covpo.table.Table`: ``"mean"`` (rows: ``beta``) or ``"normalizer"`` (rows: ``G``).
+
+        Columns: the exact bias, its first-order approximation and the step error; the notes
+        give the log-log slopes of the bias and of the step error along the sweep.
+        """
+        if baseline == "mean":
+            rows = zip(self.betas, self.mean_bias, self.mean_bias_approximation, self.mean_step_error)
+            return Table(
+                ("β", "bias |V_t − b_t|", "Var_t(r) / 2β", "step error (KL)"),
+                tuple((float(b), float(x), float(a), float(e)) for b, x, a, e in rows),
+                caption="KimiPO's mean baseline against β",
+                notes=(f"Log-log slopes in β: bias {self.slope('mean_bias'):.2f}, "
+                       f"step error {self.slope('mean_step_error'):.2f}.",),
+            )
+        if baseline == "normalizer":
+            rows = zip(self.group_sizes, self.normalizer_bias, self.normalizer_bias_approximation,
+                       self.normalizer_step_error)
+            return Table(
+                ("G (extra responses)", "bias |E b̂ − b_t|", "first order in 1/G", "step error (KL)"),
+                tuple((int(g), float(x), float(a), float(e)) for g, x, a, e in rows),
+                caption=f"KimiPO-Norm's normalizer baseline against G, at β = {self.group_beta:g}",
+                notes=(f"Log-log slopes in G: bias {self.slope('normalizer_bias'):.2f}, "
+                       f"step error {self.slope('normalizer_step_error'):.2f}.",),
+            )
+        raise ValueError(f"baseline must be 'mean' or 'normalizer', got {baseline!r}")
 
 
 def _step_error(instance: BanditInstance, reference_theta: np.ndarray, beta: float, baseline: np.ndarray) -> float:
@@ -251,6 +279,25 @@ class CurvatureScan:
             for name, ref, values, share in zip(self.names, self.at_reference, self.min_eigenvalue, self.negative_share())
         )
 
+    def table_rows(self, label: str) -> tuple[tuple[str, str, float, float, float], ...]:
+        """Rows of :func:`curvature_table` for this scan, whose instance is called ``label``."""
+        return tuple(
+            (label, name, float(ref), float(values.min()), float(100 * share))
+            for name, ref, values, share in zip(self.names, self.at_reference, self.min_eigenvalue, self.negative_share())
+        )
+
+
+def curvature_table(scans: dict[str, CurvatureScan]) -> Table:
+    """Several :class:`CurvatureScan` records as one table: one row per instance and loss."""
+    radius = {scan.radius for scan in scans.values()}
+    return Table(
+        ("instance", "loss", "at θ_t", "lowest over the ball", "negative at (% of points)"),
+        tuple(row for label, scan in scans.items() for row in scan.table_rows(label)),
+        caption="Smallest eigenvalue of each population loss's Hessian",
+        notes=(f"Over points drawn uniformly from the ball of radius {', '.join(f'{r:g}' for r in sorted(radius))} "
+               f"around θ_t; negative: below −{NEGATIVE_CURVATURE_TOLERANCE:g}.",),
+    )
+
 
 def curvature_scan(
     instance: BanditInstance,
@@ -317,6 +364,20 @@ class LossSlice:
     def argmin(self) -> np.ndarray:
         """Position ``s`` of each loss's smallest value along the slice."""
         return self.steps[np.argmin(self.losses, axis=1)]
+
+    def table(self, caption: str = "") -> Table:
+        """Per loss: where along the slice it is smallest, its value there and its value at the target (``s = 1``)."""
+        target = int(np.argmin(np.abs(self.steps - 1.0)))
+        rows = tuple(
+            (name, float(self.steps[np.argmin(losses)]), float(losses.min()), float(losses[target]))
+            for name, losses in zip(self.names, self.losses)
+        )
+        return Table(
+            ("loss", "minimizer s", "loss there", f"loss at s = {self.steps[target]:g}"),
+            rows,
+            caption=caption or "Population losses along θ_t + s (θ* − θ_t)",
+            notes=("s = 0 is θ_t and s = 1 the target; the minimizer is the best point of the grid of s.",),
+        )
 
 
 def loss_slice(
@@ -433,6 +494,63 @@ class Table1:
                 fitted = ", ".join(f"{q} ~ (1/eps)^{self.exponent(method, q):.2f}" for q in quantities[2:])
                 lines.append(f"        fitted: {fitted}")
         return "\n".join(lines)
+
+    def table(self) -> Table:
+        """The measured table as a :class:`~covpo.table.Table`: one row per method and ``eps``.
+
+        Columns: the kept ``beta`` and extra responses (``M`` for KimiPO, ``G`` for
+        KimiPO-Norm), and the outer iterations, responses and gradient steps to ``eps``; a
+        dash where no admissible run reached ``eps``. The notes give ``N``, ``K``, ``eta``,
+        the admissibility rule and each method's fitted exponents in ``1 / eps``.
+        """
+        rows = []
+        for row, method in enumerate(self.methods):
+            for j, eps in enumerate(self.eps):
+                if not self.reached[row, j]:
+                    rows.append((method, float(eps), None, None, None, None, None))
+                    continue
+                rows.append((
+                    method, float(eps), float(self.beta[row, j]), int(self.extra_responses[row, j]),
+                    int(self.outer_iterations[row, j]), int(self.responses[row, j]), int(self.gradient_steps[row, j]),
+                ))
+        quantities = (("outer_iterations", "outer iterations"), ("responses", "responses"),
+                      ("gradient_steps", "gradient steps"))
+        fits = tuple(
+            f"{method}: " + ", ".join(f"{label} ~ (1/ε)^{round(self.exponent(method, q), 2) + 0.0:.2f}" for q, label in quantities) + "."
+            for row, method in enumerate(self.methods)
+            if self.reached[row].sum() >= 2
+        )
+        return Table(
+            ("method", "ε", "β", "extra responses", "outer iterations", "responses", "gradient steps"),
+            tuple(rows),
+            caption=f"Table 1, measured: the cheapest admissible setting per ε (N = {self.batch_size}, "
+                    f"K = {self.inner_steps}, η = {self.eta_scale:g}/β²)",
+            notes=(
+                "Extra responses: M for KimiPO, G for KimiPO-Norm. Admissible: no prompt's coverage falls "
+                "below half the base model's. Costs are counted up to the first ε-optimal iterate; a dash: "
+                "no admissible run reached ε.",
+                *fits,
+            ),
+        )
+
+    def runs_table(self, method: str) -> Table:
+        """Every run of ``method``: its setting, gradient steps to each ``eps`` and the coverage it lost."""
+        if method not in self.methods:
+            raise ValueError(f"method must be one of {self.methods}, got {method!r}")
+        rows = tuple(
+            (float(beta), int(extra), *(int(s) if s >= 0 else None for s in steps),
+             None if np.isnan(loss) else float(loss), bool(loss <= MAX_COVERAGE_LOSS))
+            for (name, beta, extra), steps, loss in zip(self.runs, self.run_steps, self.run_coverage_loss)
+            if name == method
+        )
+        return Table(
+            ("β", "extra responses", *(f"steps to ε = {eps:g}" for eps in self.eps),
+             "coverage lost (decades)", "admissible"),
+            rows,
+            caption=f"Every {method} run: gradient steps to each ε",
+            notes=("A dash: the run never reached that ε (or, in the coverage column, diverged). "
+                   "Admissible: coverage lost at most log10 2 decades, a factor of two.",),
+        )
 
 
 def _table_1_run(
@@ -624,6 +742,23 @@ class BatchSizeStudy:
                     f"worst loss {np.nanmax(losses):.2f} decades"
                 )
         return "\n".join(lines)
+
+    def table(self, caption: str = "") -> Table:
+        """Per method and ``N``: runs reaching eps, runs losing more than a factor of two, the worst loss."""
+        n = len(self.seeds)
+        rows = tuple(
+            (name, int(batch), int(self.reached[i, j].sum()),
+             int(np.sum(self.coverage_loss[i, j] > MAX_COVERAGE_LOSS)), float(np.nanmax(self.coverage_loss[i, j])))
+            for i, name in enumerate(self.names)
+            for j, batch in enumerate(self.batch_sizes)
+        )
+        return Table(
+            ("method", "N (prompts)", f"runs reaching ε (of {n})", f"runs losing > 2× (of {n})",
+             "worst coverage loss (decades)"),
+            rows,
+            caption=caption or f"Coverage lost against the batch size, over {n} seeds",
+            notes=("Losing > 2×: some prompt's coverage fell below half the base model's (log10 2 decades).",),
+        )
 
 
 def batch_size_study(

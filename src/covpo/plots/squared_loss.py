@@ -11,7 +11,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from matplotlib.ticker import MaxNLocator
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FixedLocator, FormatStrFormatter, FuncFormatter, MaxNLocator, NullFormatter, NullLocator
 
 from covpo.instances import BanditInstance
 from covpo.plots.base import BookFigure, new_figure
@@ -31,102 +32,165 @@ from covpo.squared_loss_experiments import (
 )
 from covpo.widgets import Explorable, Slider, explorable
 
-LOSS_STYLES = dict(zip(LOSSES, (("C1", "-"), ("C4", "--"), ("k", ":"), ("C2", "-."))))
-METHOD_COLORS = {"KimiPO": "C1", "KimiPO-Norm": "C4", "Rebel-OnPolicy": "C2"}
+# The methods' colours and markers are those chapter 4's cost-sweep figure gives them
+# (:func:`covpo.plots.ppo.cost_sweep_figure`), so that a method looks the same in every figure.
+METHOD_COLORS = {"KimiPO": "C1", "KimiPO-Norm": "C2", "Rebel-OnPolicy": "C3"}
+METHOD_MARKERS = {"KimiPO": "s", "KimiPO-Norm": "D", "Rebel-OnPolicy": "^"}
+LOSS_STYLES = dict(zip(LOSSES, (("C1", "-"), ("C2", "--"), ("k", ":"), ("C3", "-."))))
+#: Short names of :data:`covpo.squared_loss_experiments.LOSSES` for tick labels.
+LOSS_LABELS = dict(zip(LOSSES, ("KimiPO\n(mean)", "KimiPO-\nNorm", "exact\n$b_t$", "Rebel")))
+#: Legend names of :data:`covpo.squared_loss_experiments.LOSSES`.
+LOSS_NAMES = dict(zip(LOSSES, ("KimiPO: mean baseline", "KimiPO-Norm: $\\mathbb{E}\\,\\hat b$ with $G$ extra",
+                               "exact normalizer $b_t$", "Rebel-OnPolicy: pairwise")))
+STEP_ERROR_COLOR = "C0"
+
+
+
+def _grid_ticks(axis, values) -> None:
+    """Ticks of a log axis at the grid's ``values``, labelled as plain numbers (``0.25``, ``8``, ``64``)."""
+    axis.set_major_locator(FixedLocator([float(v) for v in values]))
+    axis.set_major_formatter(FormatStrFormatter("%g"))
+    axis.set_minor_locator(NullLocator())
+
+
+def _plain_125_ticks(axis, values: np.ndarray) -> None:
+    """Ticks of a log axis at 1, 2 and 5 times the powers of ten spanning ``values``, labelled as plain numbers."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values) & (values > 0)]
+    if values.size == 0:
+        return
+    low, high = np.floor(np.log10(values.min())), np.ceil(np.log10(values.max()))
+    ticks = [m * 10.0**k for k in np.arange(low, high + 1) for m in (1.0, 2.0, 5.0)]
+    ticks = [t for t in ticks if values.min() / 1.5 <= t <= values.max() * 1.5]
+    if len(ticks) >= 2:
+        axis.set_major_locator(FixedLocator(ticks))
+        axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,g}"))
+        axis.set_minor_formatter(NullFormatter())
 
 
 def baseline_bias_figure(sweep: BaselineBiasSweep) -> BookFigure:
-    """Bias of each baseline and the KL error of one exactly solved step, against ``beta`` and ``G``."""
-    figure = new_figure(11.0, 3.8)
+    """Bias of each baseline and the KL error of one exactly solved step, against ``beta`` and ``G``.
+
+    Left: KimiPO's mean baseline against ``beta``; right: KimiPO-Norm's normalizer baseline
+    against ``G`` at ``group_beta``. Circles: the exact bias; dashed: its first-order
+    approximation; squares: the step error. Each panel's legend sits under it.
+    """
+    figure = new_figure(7.0, 4.0)
     mean_axes, group_axes = figure.subplots(1, 2)
-    mean_axes.plot(sweep.betas, sweep.mean_bias, "o-", color="C1", label="$|V_t - b_t|$ (exact)")
+    mean_axes.plot(sweep.betas, sweep.mean_bias, "o-", color=METHOD_COLORS["KimiPO"], label="bias $b_t - V_t$ (exact)")
     mean_axes.plot(sweep.betas, sweep.mean_bias_approximation, "k--", lw=1, label="$\\mathrm{Var}_t(r) / 2\\beta$")
-    mean_axes.plot(sweep.betas, sweep.mean_step_error, "s-", color="C3", label="step error KL$(\\pi_{\\min} \\Vert \\pi^\\star_{t+1})$")
+    mean_axes.plot(sweep.betas, sweep.mean_step_error, "s-", color=STEP_ERROR_COLOR,
+                   label="step error $\\mathrm{KL}(\\pi_{\\min} \\Vert \\pi^\\star_{t+1})$")
     mean_axes.set_xlabel("$\\beta$")
-    mean_axes.set_title("KimiPO: mean baseline", fontsize=10)
-    group_axes.plot(sweep.group_sizes, sweep.normalizer_bias, "o-", color="C4", label="$|\\mathbb{E}\\,\\hat b - b_t|$ (exact)")
+    mean_axes.set_title("KimiPO: mean baseline")
+    group_axes.plot(sweep.group_sizes, sweep.normalizer_bias, "o-", color=METHOD_COLORS["KimiPO-Norm"],
+                    label="bias $b_t - \\mathbb{E}\\,\\hat b$ (exact)")
     group_axes.plot(sweep.group_sizes, sweep.normalizer_bias_approximation, "k--", lw=1, label="first order in $1/G$")
-    group_axes.plot(sweep.group_sizes, sweep.normalizer_step_error, "s-", color="C3", label="step error")
+    group_axes.plot(sweep.group_sizes, sweep.normalizer_step_error, "s-", color=STEP_ERROR_COLOR, label="step error")
     group_axes.set_xlabel("extra responses $G$")
-    group_axes.set_title(f"KimiPO-Norm: normalizer baseline, $\\beta$ = {sweep.group_beta:g}", fontsize=10)
-    for axes in (mean_axes, group_axes):
+    group_axes.set_title(f"KimiPO-Norm: normalizer, $\\beta$ = {sweep.group_beta:g}")
+    for axes, grid in ((mean_axes, sweep.betas), (group_axes, sweep.group_sizes)):
         axes.set_xscale("log")
         axes.set_yscale("log")
+        _grid_ticks(axes.xaxis, grid)
         axes.grid(alpha=0.3)
-        axes.legend(fontsize=7)
+        axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
     return figure
 
 
 def curvature_figure(scans: dict[str, CurvatureScan], slice_: LossSlice, slice_title: str) -> BookFigure:
-    """Smallest Hessian eigenvalues over a ball, per loss and instance, and the losses along one line."""
-    figure = new_figure(12.0, 3.9)
-    scan_axes = figure.subplots(1, len(scans) + 1)
-    for axes, (title, scan) in zip(scan_axes, scans.items()):
+    """Smallest Hessian eigenvalues over a ball, per loss and instance (top), and the losses along one line (bottom).
+
+    One top panel per scan (at most two): a column of dots per loss, one dot per point of the
+    ball, and a black bar at ``theta_t`` itself. The bottom panel spans the figure: every
+    population loss along ``theta_t + s (theta* - theta_t)``, dotted grey at the target ``s = 1``.
+    """
+    if not 1 <= len(scans) <= 2:
+        raise ValueError(f"curvature_figure draws one or two scans, got {len(scans)}")
+    figure = new_figure(7.0, 6.6)
+    top = ["scan0", "scan1"] if len(scans) == 2 else ["scan0", "scan0"]
+    panels = figure.subplot_mosaic([top, ["line", "line"]], height_ratios=(1.15, 1.0))
+    for k, (title, scan) in enumerate(scans.items()):
+        axes = panels[f"scan{k}"]
         for i, name in enumerate(scan.names):
             color, _ = LOSS_STYLES[name]
             values = scan.min_eigenvalue[i]
             jitter = np.linspace(-0.25, 0.25, values.size)
-            axes.plot(i + jitter, values, ".", ms=2, color=color, alpha=0.6)
-            axes.plot(i, scan.at_reference[i], "k_", ms=14, mew=2)
+            axes.plot(i + jitter, values, ".", ms=3, color=color, alpha=0.6)
+            axes.plot(i, scan.at_reference[i], "k_", ms=16, mew=2)
         axes.axhline(0.0, color="k", lw=0.8)
-        axes.set_xticks(range(len(scan.names)), [n.replace(" (", "\n(") for n in scan.names], fontsize=6)
-        axes.set_ylabel("smallest Hessian eigenvalue", fontsize=8)
-        axes.set_title(f"{title}\n(ball of radius {scan.radius:g}; bar: at $\\theta_t$)", fontsize=8)
+        axes.set_xticks(range(len(scan.names)), [LOSS_LABELS.get(n, n) for n in scan.names])
+        if k == 0:
+            axes.set_ylabel("smallest Hessian eigenvalue")
+        axes.set_title(f"{title}\nball of radius {scan.radius:g}; bar: at $\\theta_t$")
         axes.grid(alpha=0.3)
-    line_axes = scan_axes[-1]
+    line_axes = panels["line"]
     for i, name in enumerate(slice_.names):
         color, style = LOSS_STYLES[name]
-        line_axes.plot(slice_.steps, slice_.losses[i], ls=style, color=color, label=name)
+        line_axes.plot(slice_.steps, slice_.losses[i], ls=style, color=color, label=LOSS_NAMES.get(name, name))
     line_axes.axvline(1.0, color="0.5", lw=1, ls=":")
-    line_axes.set_xlabel("$s$ in $\\theta_t + s\\,(\\theta^\\star_{t+1} - \\theta_t)$ (1: the target)", fontsize=8)
-    line_axes.set_ylabel("population loss", fontsize=8)
-    line_axes.set_title(slice_title, fontsize=8)
-    line_axes.legend(fontsize=6)
+    line_axes.set_xlabel("$s$ in $\\theta_t + s\\,(\\theta^\\star_{t+1} - \\theta_t)$ (1: the target)")
+    line_axes.set_ylabel("population loss")
+    line_axes.set_title(slice_title)
+    line_axes.legend(loc="upper left", frameon=False)
     line_axes.grid(alpha=0.3)
     return figure
 
 
 def table_1_figure(table: Table1) -> BookFigure:
-    """Outer iterations, responses and gradient steps to ``eps`` of the kept settings, against ``1 / eps``."""
-    figure = new_figure(12.0, 3.6)
-    panels = figure.subplots(1, 3)
-    quantities = (("outer_iterations", "outer iterations"), ("responses", "responses sampled"),
-                  ("gradient_steps", "gradient steps"))
-    for axes, (attribute, label) in zip(panels, quantities):
+    """Outer iterations, gradient steps and responses to ``eps`` of the kept settings, against ``1 / eps``.
+
+    Two panels a row: outer iterations (top left), gradient steps (top right), responses
+    sampled (bottom left) and the legend (bottom right).
+    """
+    figure = new_figure(7.0, 5.6)
+    (outer_axes, steps_axes), (responses_axes, legend_axes) = figure.subplots(2, 2)
+    quantities = ((outer_axes, "outer_iterations", "outer iterations"), (steps_axes, "gradient_steps", "gradient steps"),
+                  (responses_axes, "responses", "responses sampled"))
+    for axes, attribute, label in quantities:
         for row, method in enumerate(table.methods):
             keep = table.reached[row]
             values = getattr(table, attribute)[row, keep]
-            axes.plot(1.0 / table.eps[keep], values, "o-", color=METHOD_COLORS[method], label=method)
+            axes.plot(1.0 / table.eps[keep], values, "-", marker=METHOD_MARKERS.get(method, "o"),
+                      color=METHOD_COLORS.get(method, f"C{row}"), label=method)
         axes.set_xscale("log")
         axes.set_yscale("log")
+        _grid_ticks(axes.xaxis, 1.0 / table.eps)
+        _plain_125_ticks(axes.yaxis, getattr(table, attribute)[table.reached])
         axes.set_xlabel("$1 / \\varepsilon$")
         axes.set_ylabel(f"{label} to $\\varepsilon$")
         axes.grid(alpha=0.3)
-    panels[0].legend(fontsize=8)
-    figure.suptitle(f"Cheapest admissible setting per $\\varepsilon$ (N = {table.batch_size}, K = {table.inner_steps})",
-                    fontsize=10)
+    legend_axes.set_axis_off()
+    legend_axes.legend(*outer_axes.get_legend_handles_labels(), loc="center", frameon=False,
+                       title=f"cheapest admissible setting\nper $\\varepsilon$ (N = {table.batch_size}, K = {table.inner_steps})")
     return figure
 
 
 def batch_size_figure(study: BatchSizeStudy, title: str) -> BookFigure:
-    """Coverage lost by each run against the batch size ``N``, one column of dots per method and ``N``."""
-    figure = new_figure(7.5, 3.6)
+    """Coverage lost by each run against the batch size ``N``, one column of dots per method and ``N``.
+
+    Filled markers: runs that became eps-optimal; open markers: runs that did not. The dashed
+    line is a factor of two (``log10 2`` decades). The legend sits under the axes.
+    """
+    figure = new_figure(7.0, 3.8)
     axes = figure.subplots()
     width = 0.8 / len(study.names)
     for i, name in enumerate(study.names):
+        color, marker = METHOD_COLORS.get(name, f"C{i}"), METHOD_MARKERS.get(name, "o")
         for j in range(study.batch_sizes.size):
             losses = study.coverage_loss[i, j]
             x = j + (i - (len(study.names) - 1) / 2) * width
             reached = study.reached[i, j]
-            axes.plot(np.full(reached.sum(), x), losses[reached], "o", color=METHOD_COLORS.get(name, f"C{i}"),
+            axes.plot(np.full(reached.sum(), x), losses[reached], marker, ms=7, color=color, ls="none",
                       label=name if j == 0 else None)
-            axes.plot(np.full((~reached).sum(), x), losses[~reached], "o", mfc="none",
-                      color=METHOD_COLORS.get(name, f"C{i}"))
+            axes.plot(np.full((~reached).sum(), x), losses[~reached], marker, mfc="none", ms=10, mew=1.5,
+                      color=color, ls="none")
     axes.axhline(MAX_COVERAGE_LOSS, color="k", ls="--", lw=1, label="a factor of two")
+    axes.plot([], [], "o", mfc="none", ms=10, mew=1.5, color="0.3", ls="none", label="open: not $\\varepsilon$-optimal")
     axes.set_xticks(range(study.batch_sizes.size), [f"N = {n}" for n in study.batch_sizes])
     axes.set_ylabel("worst coverage loss (decades)")
-    axes.set_title(f"{title}; hollow: not $\\varepsilon$-optimal", fontsize=9)
-    axes.legend(fontsize=7)
+    axes.set_title(title)
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=3, frameon=False)
     axes.grid(alpha=0.3)
     return figure
 
@@ -156,24 +220,24 @@ def squared_loss_explorer_figure(beta: float, group_size: int, batch_size: int) 
     On the small collapse instance of chapter 4's widget (2 prompts, 30 zero-reward responses,
     ``C_cov = 40``): KimiPO (``M = 1``), KimiPO-Norm (``G`` extra responses) and Rebel-OnPolicy,
     each for 15 resets of ``K = 10`` steps at ``eta = 1 / beta^2`` with ``N`` prompts per batch,
-    seed 0. A run that diverges is reported in the figure instead of raising.
+    seed 0. Two panels a row: the bias and the loss slice on top, reward and worst-prompt
+    coverage below, one legend under them; the title gives the setting and each run's outcome.
+    A run that diverges is reported in the title instead of raising.
     """
     instance = widget_instance()
-    figure = new_figure(12.5, 3.3, constrained=False)
-    figure.subplots_adjust(left=0.05, right=0.99, bottom=0.16, top=0.8, wspace=0.34)
-    bias_axes, slice_axes, reward_axes, coverage_axes = figure.subplots(1, 4)
+    figure = new_figure(7.0, 6.2, constrained=False)
+    figure.subplots_adjust(left=0.1, right=0.98, bottom=0.17, top=0.84, wspace=0.32, hspace=0.55)
+    (bias_axes, slice_axes), (reward_axes, coverage_axes) = figure.subplots(2, 2)
     bias, _, slice_ = _widget_statics(float(beta), int(group_size))
     bias_axes.bar([0, 1], bias, color=[METHOD_COLORS["KimiPO"], METHOD_COLORS["KimiPO-Norm"]])
-    bias_axes.set_xticks([0, 1], ["mean", f"normalizer, G={group_size}"], fontsize=7)
-    bias_axes.text(0.5, 1.03, "|E baseline - b_t|, mean over prompts", transform=bias_axes.transAxes,
-                   ha="center", va="bottom", fontsize=8)
+    bias_axes.set_xticks([0, 1], ["mean", f"normalizer, G = {group_size}"])
+    bias_axes.set_title("baseline's bias $|\\mathbb{E}\\,\\hat b - b_t|$")
     for i, name in enumerate(slice_.names):
         color, style = LOSS_STYLES[name]
-        slice_axes.plot(slice_.steps, np.log10(np.maximum(slice_.losses[i], SLICE_FLOOR)), ls=style, color=color, label=name)
+        slice_axes.plot(slice_.steps, np.log10(np.maximum(slice_.losses[i], SLICE_FLOOR)), ls=style, color=color)
     slice_axes.axvline(1.0, color="0.5", lw=1, ls=":")
-    slice_axes.legend(fontsize=5, loc="upper right")
-    slice_axes.text(0.5, 1.03, "log10 population loss from theta_t through the target (s = 1)",
-                    transform=slice_axes.transAxes, ha="center", va="bottom", fontsize=7)
+    slice_axes.set_title("log10 population loss")
+    slice_axes.set_xlabel("$s$ (0: $\\theta_t$, 1: the target)")
     common = {"batch_size": int(batch_size), "inner_steps": WIDGET_INNER_STEPS, "eta": WIDGET_ETA_SCALE / beta**2}
     runs = (
         ("KimiPO", lambda rng: kimipo(instance, beta, WIDGET_ITERATIONS, rng=rng, **common)),
@@ -181,6 +245,7 @@ def squared_loss_explorer_figure(beta: float, group_size: int, batch_size: int) 
         ("Rebel-OnPolicy", lambda rng: rebel_onpolicy(instance, beta, WIDGET_ITERATIONS, rng=rng, **common)),
     )
     outcomes = []
+    line_styles = dict(zip(METHOD_COLORS, (LOSS_STYLES[LOSSES[0]][1], LOSS_STYLES[LOSSES[1]][1], LOSS_STYLES[LOSSES[3]][1])))
     for name, run in runs:
         color = METHOD_COLORS[name]
         try:
@@ -189,28 +254,31 @@ def squared_loss_explorer_figure(beta: float, group_size: int, batch_size: int) 
             outcomes.append(f"{name} diverged")
             continue
         x = trajectory.responses_sampled
-        reward_axes.plot(x, trajectory.reward, color=color, label=name)
-        coverage_axes.plot(x, trajectory.log10_coverage.min(axis=1), color=color, label=name)
+        reward_axes.plot(x, trajectory.reward, color=color, ls=line_styles[name])
+        coverage_axes.plot(x, trajectory.log10_coverage.min(axis=1), color=color, ls=line_styles[name])
         first = trajectory.responses_to_eps(WIDGET_EPS)
-        outcomes.append(f"{name}: " + (f"eps at {first:,}" if first is not None else "not eps-optimal"))
-    reward_axes.axhline(instance.optimal_value - WIDGET_EPS, color="C3", ls="--", lw=1)
+        outcomes.append(f"{name}: " + (f"ε at {first:,}" if first is not None else "not ε-optimal"))
+    reward_axes.axhline(instance.optimal_value - WIDGET_EPS, color="0.3", ls="--", lw=1)
     reward_axes.set_ylim(0.0, 1.02)
-    reward_axes.text(0.5, 1.03, "expected reward (dashed: J* - eps)", transform=reward_axes.transAxes,
-                     ha="center", va="bottom", fontsize=8)
+    reward_axes.set_title("expected reward")
     coverage_axes.axhline(np.log10(1.0 / 40.0), color="0.5", ls=":", lw=1)
-    coverage_axes.text(0.5, 1.03, "log10 coverage, worst prompt (dotted: base)", transform=coverage_axes.transAxes,
-                       ha="center", va="bottom", fontsize=8)
-    coverage_axes.legend(fontsize=6, loc="lower left")
+    coverage_axes.set_title("log10 coverage, worst prompt")
     for axes in (reward_axes, coverage_axes):
-        axes.set_xlabel("responses sampled", fontsize=8)
+        axes.set_xlabel("responses sampled")
     for axes in (bias_axes, slice_axes, reward_axes, coverage_axes):
         axes.xaxis.set_major_locator(MaxNLocator(4))
-        axes.tick_params(labelsize=7)
         axes.grid(alpha=0.3)
+    handles = [Line2D([], [], color=METHOD_COLORS[name], ls=line_styles[name], label=name) for name in METHOD_COLORS]
+    handles += [
+        Line2D([], [], color="k", ls=":", label="exact normalizer (loss only)"),
+        Line2D([], [], color="0.3", ls="--", lw=1, label="$J^\\star - \\varepsilon$"),
+        Line2D([], [], color="0.5", ls=":", lw=1, label="target $s = 1$; base coverage"),
+    ]
+    figure.legend(handles=handles, loc="lower center", ncols=3, frameon=False)
     figure.suptitle(
-        f"beta {beta:.3g}, G {group_size}, N {batch_size}, K {WIDGET_INNER_STEPS}, eta {WIDGET_ETA_SCALE / beta**2:.3g}: "
+        f"β {beta:.3g}, G {group_size}, N {batch_size}, K {WIDGET_INNER_STEPS}, η {WIDGET_ETA_SCALE / beta**2:.3g}\n"
         + "; ".join(outcomes),
-        fontsize=8,
+        fontsize=10,
     )
     return figure
 
