@@ -36,7 +36,7 @@ from covpo.plots.beyond import nonlinear_figure, sequence_figure
 from covpo.plots.head_to_head import head_to_head_figure
 from covpo.plots.tuning import noise_figure, tuning_heatmaps_figure
 from covpo.sequences import sequence_experiment
-from covpo.tuning import book_tuning_instance, clip_width_map, inner_steps_map
+from covpo.tuning import book_tuning_instance, clip_width_map, inner_steps_map, tuning_summary_table
 
 FIGURE_DPI = 120
 FULL_TUNING = {"betas": (0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0), "n_seeds": 10}
@@ -81,7 +81,7 @@ def head_to_head_study(full: bool, out: Path) -> str:
     results = default_head_to_head("full" if full else "book", seeds)
     sections = [f"seeds {list(seeds)}"]
     for index, result in enumerate(results):
-        sections += [result.label, result.table(), result.summary(), ""]
+        sections += [result.label, str(result.table()), result.summary(), ""]
         head_to_head_figure(result, result.label).savefig(out / f"head_to_head_{index}.png", dpi=FIGURE_DPI)
     return "\n".join(sections)
 
@@ -95,7 +95,8 @@ def tuning_study(full: bool, out: Path) -> str:
     else:
         steps, widths = inner_steps_map(instance), clip_width_map(instance)
     tuning_heatmaps_figure(steps, widths).savefig(out / "tuning.png", dpi=FIGURE_DPI)
-    return "\n\n".join((steps.summary(), widths.summary()))
+    summary = str(tuning_summary_table((steps, widths)))
+    return "\n\n".join((steps.summary(), widths.summary(), summary))
 
 
 def noise_part(full: bool, out: Path) -> str:

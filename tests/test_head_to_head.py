@@ -30,7 +30,8 @@ from covpo.head_to_head import (
 )
 from covpo.instances import tabular_instance
 from covpo.mirror_descent import mirror_descent_policy
-from covpo.plots.head_to_head import head_to_head_figure
+from covpo.plots.head_to_head import algorithm_group, head_to_head_explorer_figure, head_to_head_figure
+from covpo.table import Table
 from covpo.policies import base_log_policy, expected_reward, log_coverage
 from covpo.squared_loss_experiments import squared_loss_methods
 from covpo.ppo_experiments import (
@@ -126,17 +127,36 @@ def test_seeds_change_sampled_runs_only(tiny_result):
 
 def test_table_has_a_row_per_algorithm(tiny_result):
     table = tiny_result.table()
-    for entry in tiny_result.entries:
-        assert sum(line.startswith((entry.name + " ", entry.name + "(")) for line in table.splitlines()) >= 1
-    assert "(test time)" in table and "exact" in table
+    assert isinstance(table, Table)
+    names = [name.removesuffix(" *") for name in table.column("algorithm")]
+    assert names == [f"{e.name} (test time)" if e.is_test_time else e.name for e in tiny_result.entries]
+    exact = tiny_result.entry_index("REINFORCE, exact gradient")
+    assert table.rows[exact][2] == "exact" and table.column("runs diverged") == [0] * len(names)
+    reached = table.column(table.columns[1])
+    assert reached == [int(tiny_result.reached[row].sum()) for row in range(len(names))]
+    for row, cell in enumerate(table.column("worst coverage loss (decades)")):
+        assert cell == pytest.approx(float(np.nanmax(tiny_result.coverage_loss[row])))
+        assert table.rows[row][0].endswith(" *") == (cell > np.log10(2.0))
+    text = str(table)
+    assert "(test time)" in text and "exact" in text and any(note.startswith("*") for note in table.notes)
     summary = tiny_result.summary()
     assert "REINFORCE, exact gradient" in summary.split("never reached eps:")[1]
 
 
 def test_figure_draws_every_algorithm(tiny_result):
     figure = head_to_head_figure(tiny_result, "tiny")
-    labels = {text.get_text() for legend in figure.legends for text in legend.get_texts()}
+    assert figure.get_figwidth() <= 7.0
+    legends = [legend for subfigure in figure.subfigs for legend in subfigure.legends]
+    labels = {text.get_text() for legend in legends for text in legend.get_texts()}
     assert labels == {f"{e.name} (test time)" if e.is_test_time else e.name for e in tiny_result.entries}
+    groups = {algorithm_group(entry) for entry in tiny_result.entries}
+    assert len(figure.subfigs) == len(groups) and len(figure.axes) == 2 * len(groups)
+
+
+def test_explorer_figure_shows_the_plot_only(tiny_result):
+    figure = head_to_head_explorer_figure((tiny_result,), 0, 0, 10_000)
+    assert figure.get_figwidth() <= 7.0 and len(figure.axes) == 1
+    assert not any(text.get_fontfamily() == ["monospace"] for text in figure.texts)
 
 
 @pytest.mark.parametrize(

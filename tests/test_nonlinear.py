@@ -396,3 +396,7 @@ def test_nonlinear_experiment_shapes_and_summary():
     assert result.trajectory("random", "PPO-NoClip", "network", 1).total_responses == 2 * 16
     text = result.summary()
     assert all(method in text for method in METHODS) and "collapse instance" in text
+    table = result.table()
+    assert len(table.rows) == 2 * len(METHODS) * len(POLICIES)
+    assert set(table.column("method")) == set(METHODS) and set(table.column("policy")) == set(POLICIES)
+    assert all(0 <= count <= 2 for count in table.column("seeds reaching ε (of 2)"))

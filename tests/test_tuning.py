@@ -154,9 +154,18 @@ def test_grid_position_is_log_linear_and_extrapolates():
 def test_figures_draw():
     from covpo.noise import noise_methods, noise_study
     from covpo.plots.tuning import noise_figure, tuning_heatmaps_figure
+    from covpo.tuning import tuning_summary_table
 
     grid = inner_steps_map(small_collapse(), betas=(0.5, 1.0), inner_steps=(2, 8), **SMALL)
     widths = clip_width_map(small_collapse(), betas=(0.5, 1.0), widths=(0.5, 1.0), inner_steps=4, **SMALL)
-    assert len(tuning_heatmaps_figure(grid, widths).axes) == 3
+    figure = tuning_heatmaps_figure(grid, widths)
+    assert len(figure.axes) == 3 and figure.get_figwidth() <= 7.0
+    table = tuning_summary_table((grid, widths))
+    assert len(table.columns) == 3 and table.columns[1].startswith("ppo_noclip")
+    good = grid.reached_fraction > 0.5
+    assert table.rows[0][1] == int(good.sum())
+    assert table.rows[1][1] == int((good & (grid.lost_fraction > 0)).sum())
+    assert table.column(table.columns[2])[5] == widths.prescriptions.beta_horizon
+    assert str(grid.summary_table()).count("\n") >= 10
     study = noise_study((10.0,), noise_methods()[:2], response_budget=512, n_seeds=2, progress=False)
     assert len(noise_figure(study).axes) == 2

@@ -66,6 +66,7 @@ from covpo.ppo_experiments import (
     stacked_collapse_instance,
 )
 from covpo.reinforce import exact_reinforce, sampled_reinforce
+from covpo.table import Table
 from covpo.trajectory import Trajectory, TrajectoryRecorder, trajectory_from_arrays
 from covpo.validation import (
     check_count,
@@ -115,8 +116,6 @@ FULL_SEEDS = tuple(range(1, 6))
 SUITE_SIZES = ("book", "full")
 OPTIMAL_TOLERANCE = 1e-12
 HALF_COVERAGE_DECADES = float(np.log10(2.0))
-LARGE_LOSS_DECADES = 1e4
-"""Coverage losses above this many decades are printed in scientific notation."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -616,41 +615,51 @@ class HeadToHead:
         hits = values[self.reached[row]]
         return float(np.median(hits)) if hits.size else float("nan")
 
-    def table(self) -> str:
-        """A plain-text table, one row per algorithm.
+    def table(self) -> Table:
+        """One row per algorithm: runs that reached eps, median costs, worst coverage loss, divergences.
 
         Columns: runs that reached eps; median responses and gradient steps to eps over those
         runs (``exact``: none sampled; Best-of-N: per test prompt; exact APMD's steps are outer
-        iterations); the worst coverage loss over all runs in decades (``*`` marks more than
-        half the base coverage lost); runs that failed (not eps-optimal in budget) and diverged.
+        iterations); the worst coverage loss over all runs in decades (``*`` after the name
+        marks more than half a prompt's base coverage lost); runs that diverged.
+        ``str(table)`` gives it as aligned text.
         """
-        header = (
-            f"{'algorithm':30} {'reached':>8} {'responses':>10} {'steps':>8} "
-            f"{'worst loss':>11} {'failed':>7} {'diverged':>8}"
+        runs = self.reached[0].size if self.entries else 0
+        rows = tuple(self._table_row(row, entry) for row, entry in enumerate(self.entries))
+        coverages = ", ".join(f"{c:g}" for c in np.round(self.coverages, 3))
+        caption = (
+            f"{self.label + ': ' if self.label else ''}ε = {self.eps:g}, C_cov = {coverages}, "
+            f"seeds {', '.join(str(seed) for seed in self.seeds)}"
         )
-        lines = [f"eps = {self.eps:g}; C_cov in {np.round(self.coverages, 3).tolist()}; seeds {list(self.seeds)}", header]
-        for row, entry in enumerate(self.entries):
-            lines.append(self._table_row(row, entry))
-        lines.append(
-            "responses/steps: medians over runs that reached eps; 'exact' samples nothing; "
-            "Best-of-N is test-time (responses per prompt, no training); exact APMD's steps are outer iterations"
+        return Table(
+            ("algorithm", f"runs reaching ε (of {runs})", "median responses to ε", "median steps to ε",
+             "worst coverage loss (decades)", "runs diverged"),
+            rows,
+            caption=caption,
+            notes=(
+                f"* after a name: some run lost more than half of a prompt's base coverage "
+                f"(a loss above log10 2 = {HALF_COVERAGE_DECADES:.2f} decades).",
+                "Medians are over the runs that reached ε; '-': no run did. 'exact': the algorithm "
+                "samples nothing. Best-of-N is test-time: its cost is responses per test prompt and "
+                "nothing is trained. Exact APMD's steps are outer iterations.",
+            ),
         )
-        return "\n".join(lines)
 
-    def _table_row(self, row: int, entry: Entry) -> str:
-        runs = self.reached[row].size
+    def _table_row(self, row: int, entry: Entry) -> tuple:
         responses = self.median_cost(row, "responses")
         steps = self.median_cost(row, "steps")
-        responses_text = "exact" if entry.is_exact else ("-" if np.isnan(responses) else f"{responses:,.0f}")
-        steps_text = "-" if np.isnan(steps) else f"{steps:,.0f}"
         losses = self.coverage_loss[row]
         worst = float(np.nanmax(losses)) if np.any(np.isfinite(losses)) else float("nan")
-        flag = "*" if worst > HALF_COVERAGE_DECADES else " "
-        worst_text = f"{worst:.2f}" if worst < LARGE_LOSS_DECADES else f"{worst:.1e}"
         name = f"{entry.name} (test time)" if entry.is_test_time else entry.name
+        if worst > HALF_COVERAGE_DECADES:
+            name += " *"
         return (
-            f"{name:30} {int(self.reached[row].sum()):>4}/{runs:<3} {responses_text:>10} {steps_text:>8} "
-            f"{worst_text:>10}{flag} {int((~self.reached[row]).sum()):>7} {int(self.diverged[row].sum()):>8}"
+            name,
+            int(self.reached[row].sum()),
+            "exact" if entry.is_exact else (None if np.isnan(responses) else float(responses)),
+            None if np.isnan(steps) else float(steps),
+            worst,
+            int(self.diverged[row].sum()),
         )
 
     def summary(self) -> str:

@@ -36,6 +36,7 @@ from covpo.parallel import run_tasks
 from covpo.policies import base_log_policy, log_coverage
 from covpo.ppo_experiments import MethodSettings, collapse_family, run_method
 from covpo.reinforce import exact_reinforce
+from covpo.table import Table
 from covpo.trajectory import LOG10_E, Trajectory
 from covpo.validation import check_count, check_finite_array, check_positive
 
@@ -226,6 +227,45 @@ class NoiseStudy:
             if values.size:
                 result[index] = np.quantile(values, levels)
         return result
+
+    def table(self) -> Table:
+        """One row per method and coverage: collapse, depth, eps reached and its cost, the exact counterpart.
+
+        ``str(table)`` gives it as aligned text.
+        """
+        medians = self.depth_quantiles((0.5,))[:, :, 0]
+        rows = []
+        for j, coverage in enumerate(self.coverages):
+            for i, method in enumerate(self.methods):
+                cost = self.median_responses_to_eps[i, j]
+                exact = self.exact_depth[i, j]
+                middle = float(medians[i, j])
+                rows.append((
+                    method.name,
+                    float(coverage),
+                    float(100 * self.collapsed_fraction[i, j]),
+                    middle,
+                    float(exact) if np.isfinite(exact) else None,
+                    float(100 * self.deeper_than_exact_fraction[i, j]) if np.isfinite(exact) else None,
+                    float(100 * self.reached_fraction[i, j]),
+                    float(cost) if np.isfinite(cost) else None,
+                ))
+        return Table(
+            ("method", "C_cov", "collapsed (% of seeds)", "median depth (decades)", "exact depth (decades)",
+             "deeper than exact (% of seeds)",
+             "reached ε (% of seeds)", "median responses to ε"),
+            tuple(rows),
+            caption=(
+                f"Sampling noise on the collapse family: {self.response_budget:,} responses per run, "
+                f"{self.n_seeds} seeds, ε = {self.eps:g}"
+            ),
+            notes=(
+                f"Depth: the lowest log10 of a prompt's coverage over its base value during the run. A run "
+                f"collapses when its depth is below -{self.collapse_decades:g}. Exact: the exact-gradient "
+                f"counterpart at the same settings ('-': none); deeper than exact by over "
+                f"{DEPTH_TOLERANCE:g} decades. Median responses over the seeds that reached ε.",
+            ),
+        )
 
     def summary(self) -> str:
         """Per method and coverage: collapse, depth quantiles, eps reached and its cost, and the exact counterpart."""

@@ -52,6 +52,7 @@ from covpo.policies import (
 from covpo.ppo import Evaluation, ResponseBatch, ascend, draw_batch, ppo_noclip
 from covpo.ppo_experiments import collapse_family, random_family
 from covpo.reinforce import check_baseline, exact_reinforce, sampled_reinforce
+from covpo.table import Table
 from covpo.trajectory import LOG10_E, Trajectory, TrajectoryRecorder
 from covpo.validation import (
     check_count,
@@ -1012,6 +1013,45 @@ class NonlinearExperiment:
             f"  {self.methods[m]:29} {self.policies[p]:7}: worst log10 coverage "
             f"{np.nanmin(self.min_log10_coverage[f, m, p]):7.2f}; eps {int(reached.sum())}/{reached.size} seeds, "
             f"{cost}; median final J* - J {np.nanmedian(self.final_suboptimality[f, m, p]):.3f}{accuracy}"
+        )
+
+    def table(self) -> Table:
+        """One row per instance, method and policy, summarized over the seeds.
+
+        ``str(table)`` gives it as aligned text.
+        """
+        rows = []
+        for f, family in enumerate(self.families):
+            for m, method in enumerate(self.methods):
+                for p, policy in enumerate(self.policies):
+                    reached = self.reached[f, m, p]
+                    diverged = bool(self.diverged[f, m, p].all())
+                    steps = float(np.median(self.steps_to_eps[f, m, p][reached])) if reached.any() else None
+                    inner = self.max_inner_kl[f, m, p]
+                    rows.append((
+                        family,
+                        method,
+                        policy,
+                        None if diverged else float(np.nanmin(self.min_log10_coverage[f, m, p])),
+                        int(reached.sum()),
+                        steps,
+                        None if diverged else float(np.nanmedian(self.final_suboptimality[f, m, p])),
+                        float(np.nanmax(inner)) if np.any(np.isfinite(inner)) else None,
+                    ))
+        bases = ", ".join(f"{family} {base:.2f}" for family, base in zip(self.families, self.base_log10_coverage))
+        return Table(
+            ("instance", "method", "policy", "worst log10 coverage", f"seeds reaching ε (of {len(self.seeds)})",
+             "median steps to ε", "median final J* - J", "worst inner KL"),
+            tuple(rows),
+            caption=(
+                f"Linear policy against a network of width {self.width}, ε = {self.eps:g}, "
+                f"seeds {', '.join(str(seed) for seed in self.seeds)}"
+            ),
+            notes=(
+                f"Worst log10 coverage: the lowest over seeds, prompts and the run; the base model's is {bases}. "
+                "Median steps over the seeds that reached ε. Worst inner KL: the largest KL from an inner "
+                "loop's end to its target (APMD and PPO only). '-': none, or every seed diverged.",
+            ),
         )
 
     def summary(self) -> str:

@@ -37,6 +37,7 @@ from covpo.collapse.instance import DEFAULT_DISTRACTOR_PROB, DEFAULT_OPTIMAL_PRO
 from covpo.instances import OPTIMAL_REWARD_TOLERANCE
 from covpo.policies import kl_per_prompt, sample_responses
 from covpo.reinforce import check_baseline
+from covpo.table import Table
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import (
     check_count,
@@ -1051,6 +1052,52 @@ class SequenceExperiment:
     def sampled_steps_to_eps(self) -> np.ndarray:
         """Gradient steps to eps of each sampled run, ``-1`` where not reached."""
         return self._steps(self.sampled)
+
+    def table(self) -> Table:
+        """The runs at length ``L``: exact REINFORCE and APMD per shared prefix, then the sampled runs.
+
+        ``str(table)`` gives it as aligned text; :meth:`ratio_table` has the ratios against ``L``.
+        """
+        rows = []
+        for index, shared in enumerate(self.shared_prefixes):
+            for run in (self.reinforce[index], self.apmd[index]):
+                steps = _steps_or_missing(run, self.eps)
+                rows.append((run.algorithm, int(shared), float(run.min_log10_coverage),
+                             None if steps < 0 else int(steps), int(run.total_gradient_steps), "exact"))
+        for run, steps in zip(self.sampled, self.sampled_steps_to_eps):
+            responses = _responses_or_missing(run, self.eps)
+            rows.append((run.algorithm, 0, float(run.min_log10_coverage), None if steps < 0 else int(steps),
+                         int(run.total_gradient_steps), None if responses < 0 else int(responses)))
+        return Table(
+            ("run", "shared prefix (tokens)", "lowest log10 coverage", "steps to ε", "steps run",
+             "responses to ε"),
+            tuple(rows),
+            caption=(
+                f"Token sequences: V = {self.vocab_size}, L = {self.length}, gap {self.gap:g}, ε = {self.eps:g}, "
+                f"η = {self.eta:g}; APMD with β = {self.beta:g}, K = {self.inner_steps}; seed {self.seed}"
+            ),
+            notes=("'-': ε not reached within the run. 'exact': the run samples nothing. Coverage is the "
+                   "optimal sequence's probability.",),
+        )
+
+    def ratio_table(self) -> Table:
+        """Per sampled reset method and length ``L``: the largest ratios, the lowest coverage, steps to eps."""
+        rows = tuple(
+            (name, int(length), float(self.max_abs_log_sequence_ratio[m, n].max()),
+             float(self.max_abs_log_token_ratio[m, n].max()), float(self.ratio_min_log10_coverage[m, n]),
+             None if self.ratio_steps_to_eps[m, n] < 0 else int(self.ratio_steps_to_eps[m, n]))
+            for m, name in enumerate(self.ratio_names)
+            for n, length in enumerate(self.ratio_lengths)
+        )
+        return Table(
+            ("method", "L", "largest |log w| (sequence)", "largest |log ρ_t| (token)", "lowest log10 coverage",
+             "steps to ε"),
+            rows,
+            caption=f"Sampled reset methods against the sequence length L (seed {self.seed})",
+            notes=(f"w: a sequence's ratio to the reference, ρ_t: a token's; largest over the batches and inner "
+                   f"steps of the run. The target's bound on |log w| is R/β = {1.0 / self.beta:g}. "
+                   "'-': ε not reached.",),
+        )
 
     def summary(self) -> str:
         """A plain-text table of every measurement."""

@@ -12,7 +12,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-#: One cell of a table: text, a number, or None for a missing value.
+#: One cell of a table (text, a number, or None for a missing value).
 Cell = str | int | float | None
 
 

@@ -39,6 +39,7 @@ from covpo.parallel import run_tasks
 from covpo.policies import base_log_policy, expected_reward, log_coverage
 from covpo.ppo import ppo_lite, ppo_noclip
 from covpo.ppo_experiments import clip_width_thresholds, collapse_family
+from covpo.table import Table
 from covpo.validation import check_count, check_positive, check_positive_grid
 
 TUNING_ALGORITHMS = ("ppo_noclip", "ppo_lite")
@@ -335,6 +336,70 @@ class TuningMap:
             ]
         )
 
+
+    def summary_table(self) -> Table:
+        """:func:`tuning_summary_table` of this map alone."""
+        return tuning_summary_table((self,))
+
+
+def _map_title(tuning_map: TuningMap) -> str:
+    fixed = f", K = {tuning_map.inner_steps}" if tuning_map.inner_steps is not None else ""
+    return f"{tuning_map.algorithm}{fixed}: β and {tuning_map.row_name}"
+
+
+def tuning_summary_table(maps: Sequence[TuningMap]) -> Table:
+    """What the tuning maps show, one column per map: cell counts, the cheapest clean cell, the prescriptions.
+
+    Rows: cells reaching eps in most seeds, and among them cells where some seed lost coverage;
+    the cheapest cell where no seed lost coverage (its row value, ``beta`` and median
+    responses, ``-`` if there is none); then :class:`TuningPrescriptions` (the horizon, the
+    rate bound's ``beta``, the two inner-step rules). ``str(table)`` gives it as aligned text.
+    """
+    maps = tuple(maps)
+    if not maps:
+        raise ValueError("maps must hold at least one TuningMap")
+    quantities: list[tuple[str, list]] = [
+        ("cells reaching ε in most seeds", []),
+        ("… of which some seed lost coverage", []),
+        ("cheapest cell with no seed losing coverage: K or width", []),
+        ("… its β", []),
+        ("… its median responses to ε", []),
+        ("strongest β that reaches ε in T resets (exact mirror descent)", []),
+        ("strongest β the rate bound certifies", []),
+        (f"K from ηβK ≥ {ACCURACY_PRODUCT:g} (chapter 3)", []),
+        ("K from the coverage-aware rule", []),
+    ]
+    for tuning_map in maps:
+        good = tuning_map.reached_fraction > 0.5
+        best = tuning_map.best_cell()
+        rules = tuning_map.prescriptions
+        values = (
+            int(good.sum()),
+            int((good & (tuning_map.lost_fraction > 0)).sum()),
+            None if best is None else float(tuning_map.rows[best[0]]),
+            None if best is None else float(tuning_map.betas[best[1]]),
+            None if best is None else float(tuning_map.median_responses_to_eps[best]),
+            float(rules.beta_horizon),
+            float(rules.beta_horizon_bound),
+            float(rules.accuracy_inner_steps),
+            float(rules.coverage_aware_inner_steps),
+        )
+        for (_, cells), value in zip(quantities, values):
+            cells.append(value)
+    first = maps[0]
+    return Table(
+        ("quantity", *(_map_title(tuning_map) for tuning_map in maps)),
+        tuple((name, *cells) for name, cells in quantities),
+        caption=(
+            f"Tuning maps: {first.response_budget:,} responses per run (N = {first.batch_size}, "
+            f"T = {first.n_iterations}), η = {first.eta_beta:g}/β, ε = {first.eps:g}, {first.n_seeds} seeds per cell"
+        ),
+        notes=(
+            "A seed loses coverage when some prompt's coverage falls below half its base value, or the run "
+            "diverges. '-': no cell qualifies. The last four rows are the theory's prescriptions for this "
+            "instance; the β rows are upper limits, the K rows lower limits.",
+        ),
+    )
 
 def _nan_reduce(reduce, values: np.ndarray) -> np.ndarray:
     result = np.full(values.shape[:2], np.nan)

@@ -10,30 +10,33 @@ import numpy as np
 
 from covpo.nonlinear import NonlinearExperiment
 from covpo.plots.base import BookFigure, new_figure
+from covpo.plots.style import COLUMN_WIDTH, PALETTE, series_style
 from covpo.sequences import SequenceExperiment
 
 
 def sequence_figure(experiment: SequenceExperiment) -> BookFigure:
-    """Coverage of exact REINFORCE and APMD on sequences, and how far the sampled methods' ratios move with ``L``."""
-    figure = new_figure(11.5, 3.8)
-    coverage_axes, ratio_axes = figure.subplots(1, 2)
+    """Coverage of exact REINFORCE and APMD on sequences (top), and how far the sampled methods' ratios move with ``L`` (bottom)."""
+    figure = new_figure(COLUMN_WIDTH, 6.4)
+    coverage_axes, ratio_axes = figure.subplots(2, 1)
     for runs, name, style in ((experiment.reinforce, "REINFORCE", "-"), (experiment.apmd, "APMD", "--")):
-        for prefix, run, color in zip(experiment.shared_prefixes, runs, ("C3", "C0")):
+        for prefix, run, color in zip(experiment.shared_prefixes, runs, (PALETTE[1], PALETTE[0])):
             coverage_axes.plot(np.maximum(run.gradient_steps, 1), run.log10_coverage.min(axis=1), ls=style, color=color,
                                label=f"exact {name}, shared prefix {prefix}")
     coverage_axes.set_xscale("log")
     coverage_axes.set_xlabel("gradient steps")
-    coverage_axes.set_ylabel("$\\log_{10}$ coverage (optimal sequence)")
-    coverage_axes.set_title(f"V = {experiment.vocab_size}, L = {experiment.length}, gap {experiment.gap:g}", fontsize=9)
-    coverage_axes.legend(fontsize=7)
+    coverage_axes.set_ylabel("$\\log_{10}$ coverage\n(optimal sequence)")
+    coverage_axes.set_title(f"Exact runs: V = {experiment.vocab_size}, L = {experiment.length}, gap {experiment.gap:g}",
+                            loc="left")
+    coverage_axes.legend(loc="lower left")
     for i, name in enumerate(experiment.ratio_names):
         largest = experiment.max_abs_log_sequence_ratio[i].max(axis=1)
-        ratio_axes.plot(experiment.ratio_lengths, largest, "o-", color=f"C{i + 1}", label=name)
+        ratio_axes.plot(experiment.ratio_lengths, largest, label=name, **series_style(i + 2))
     ratio_axes.axhline(1.0 / experiment.beta, color="k", ls="--", lw=1, label="target's bound $R/\\beta$")
     ratio_axes.set_xlabel("sequence length $L$")
-    ratio_axes.set_ylabel("largest $|\\log w|$ of a sequence over the run")
-    ratio_axes.set_title("sampled reset methods: sequence-level ratio", fontsize=9)
-    ratio_axes.legend(fontsize=7)
+    ratio_axes.set_xticks(experiment.ratio_lengths)
+    ratio_axes.set_ylabel("largest $|\\log w|$ of a\nsequence over the run")
+    ratio_axes.set_title("Sampled reset methods: the sequence-level ratio", loc="left")
+    ratio_axes.legend(loc="upper left")
     for axes in (coverage_axes, ratio_axes):
         axes.grid(alpha=0.3)
     return figure
@@ -41,17 +44,18 @@ def sequence_figure(experiment: SequenceExperiment) -> BookFigure:
 
 def nonlinear_figure(experiment: NonlinearExperiment) -> BookFigure:
     """Worst coverage (over seeds and prompts) per method, linear against network policy, one panel per family."""
-    figure = new_figure(12.0, 4.2)
-    panels = figure.subplots(1, len(experiment.families), sharey=True)
+    figure = new_figure(COLUMN_WIDTH, 4.2)
+    panels = figure.subplots(1, len(experiment.families), sharey=True, squeeze=False)[0]
     positions = np.arange(len(experiment.methods))
     for f, (axes, family) in enumerate(zip(panels, experiment.families)):
-        for p, (policy, color) in enumerate(zip(experiment.policies, ("C0", "C1"))):
+        for p, (policy, color) in enumerate(zip(experiment.policies, (PALETTE[0], PALETTE[1]))):
             worst = np.nanmin(experiment.min_log10_coverage[f, :, p], axis=1)
-            axes.bar(positions + (p - 0.5) * 0.4, worst, width=0.4, color=color, label=f"{policy} policy")
-        axes.axhline(experiment.base_log10_coverage[f], color="k", ls=":", lw=1, label="base model")
-        axes.set_xticks(positions, [m.replace(", ", ",\n") for m in experiment.methods], fontsize=6, rotation=30)
-        axes.set_title(f"{family} instance, $C_{{\\mathrm{{cov}}}}$ = {experiment.coverages[f]:g}", fontsize=9)
-        axes.grid(alpha=0.3, axis="y")
-    panels[0].set_ylabel("worst $\\log_{10}$ coverage over seeds and prompts")
-    panels[0].legend(fontsize=7, loc="lower left")
+            axes.barh(positions + (p - 0.5) * 0.4, worst, height=0.4, color=color, label=f"{policy} policy")
+        axes.axvline(experiment.base_log10_coverage[f], color="k", ls=":", lw=1.5, label="base model")
+        axes.set_title(f"{family} instance, $C_{{\\mathrm{{cov}}}}$ = {experiment.coverages[f]:g}")
+        axes.set_xlabel("worst $\\log_{10}$ coverage")
+        axes.grid(alpha=0.3, axis="x")
+    panels[0].set_yticks(positions, list(experiment.methods))
+    panels[0].invert_yaxis()
+    figure.legend(*panels[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, frameon=False)
     return figure

@@ -6,20 +6,55 @@ Draws :class:`~covpo.head_to_head.HeadToHead` records (:func:`covpo.head_to_head
 from __future__ import annotations
 
 import numpy as np
-from matplotlib import colormaps
 
 from covpo.coverage_instances import dialled_coverage_instance
 from covpo.head_to_head import RESET_ALGORITHMS, Entry, HeadToHead, head_to_head
 from covpo.plots.base import BookFigure, new_figure
+from covpo.plots.style import COLUMN_WIDTH, PALETTE, series_style
 from covpo.ppo_experiments import stacked_collapse_instance
 from covpo.widgets import Explorable, Slider, explorable
 
-MARKERS = ("o", "s", "D", "v", "^", "<", ">", "p", "h", "*", "X", "P", "d", "8")
+MARKER_SIZE = 6
+DODGE = 1.05
+"""Factor between neighbouring series' x positions in :func:`head_to_head_figure`."""
+
+ALGORITHM_GROUPS = (
+    "fixed reference or none",
+    "resets (instances of APMD)",
+    "coverage-governed baselines",
+)
+"""The three groups of the head-to-head figure, one row of panels each."""
+
+BASELINE_ALGORITHMS = ("best_of_n", "sft_filtered")
+"""Algorithms whose cost is governed by coverage by construction: Best-of-N and filtered SFT."""
 
 
-def _style(index: int) -> tuple[tuple[float, ...], str]:
-    """Colour and marker of the ``index``-th algorithm."""
-    return colormaps["tab20"](index % 20), MARKERS[index % len(MARKERS)]
+def algorithm_group(entry: Entry) -> int:
+    """Position in :data:`ALGORITHM_GROUPS` of ``entry``'s group."""
+    if entry.algorithm in RESET_ALGORITHMS:
+        return 1
+    if entry.algorithm in BASELINE_ALGORITHMS:
+        return 2
+    return 0
+
+
+def _style_indices(result: HeadToHead) -> list[int]:
+    """A :func:`~covpo.plots.style.series_style` index per entry, distinct within the result.
+
+    Entries are numbered group by group, so the algorithms of one group take neighbouring
+    palette colours; indices that would give the palette's faint yellow are skipped.
+    """
+    order = sorted(range(len(result.entries)), key=lambda row: (algorithm_group(result.entries[row]), row))
+    free = (index for index in range(1000) if index % len(PALETTE) != len(PALETTE) - 1)
+    indices = [0] * len(result.entries)
+    for row in order:
+        indices[row] = next(free)
+    return indices
+
+
+def _style(index: int) -> dict[str, str]:
+    """Colour, marker and line style of the ``index``-th algorithm."""
+    return series_style(index)
 
 
 def _cost_points(result: HeadToHead, row: int, costs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -33,53 +68,78 @@ def _cost_points(result: HeadToHead, row: int, costs: np.ndarray) -> tuple[np.nd
     return np.where(reached, median, spent), reached
 
 
-def _draw(axes, x: np.ndarray, y: np.ndarray, reached: np.ndarray, style: tuple, label: str) -> None:
-    color, marker = style
+def _draw(axes, x: np.ndarray, y: np.ndarray, reached: np.ndarray, style: dict, label: str) -> None:
+    color, marker = style["color"], style["marker"]
     positive = y > 0
-    axes.plot(x[positive], y[positive], color=color, lw=1, alpha=0.6)
+    axes.plot(x[positive], y[positive], color=color, ls=style["linestyle"], lw=1.2, alpha=0.8)
     hit, miss = reached & positive, ~reached & positive
-    axes.plot(x[hit], y[hit], marker=marker, ls="none", color=color, ms=6, label=label)
-    axes.plot(x[miss], y[miss], marker=marker, ls="none", mfc="none", color=color, ms=9,
-              label=None if hit.any() else label)
+    axes.plot(x[hit], y[hit], marker=marker, ls="none", color=color, ms=MARKER_SIZE,
+              label=label if hit.any() else None)
+    axes.plot(x[miss], y[miss], marker=marker, ls="none", mfc="white", mew=1.5, color=color,
+              ms=MARKER_SIZE + 2, label=None if hit.any() else label)
+
+
+def _label(entry: Entry) -> str:
+    return f"{entry.name} (test time)" if entry.is_test_time else entry.name
 
 
 def head_to_head_figure(result: HeadToHead, title: str) -> BookFigure:
-    """Responses (left) and gradient steps (right) to eps against ``C_cov``, every algorithm, log-log.
+    """Responses (left) and gradient steps (right) to eps against ``C_cov``, log-log, one row per algorithm group.
 
-    Filled markers: the median over seeds where every seed reached eps; open markers: the
-    budget spent where some seed did not (a lower bound on the cost). Left: every algorithm
-    that samples (Best-of-N: responses per test prompt); exact algorithms sample nothing and
-    appear on the right only. Right: every trained algorithm (exact APMD: outer iterations).
+    The rows are the groups of :data:`ALGORITHM_GROUPS` (fixed reference or none, resets,
+    coverage-governed baselines), each with its legend below it; every column shares its axes
+    across the rows, and within a row the series are spread a little along ``C_cov`` (by
+    factors of :data:`DODGE`) so that equal costs stay visible. Filled markers: the median over seeds where every seed reached eps; open
+    markers: the budget spent where some seed did not (a lower bound on the cost). Left: every
+    algorithm that samples (Best-of-N: responses per test prompt); exact algorithms sample
+    nothing and appear on the right only. Right: every trained algorithm (exact APMD: outer
+    iterations).
     """
-    figure = new_figure(13.0, 4.6)
-    responses_axes, steps_axes = figure.subplots(1, 2)
+    groups = [g for g in range(len(ALGORITHM_GROUPS))
+              if any(algorithm_group(entry) == g for entry in result.entries)]
+    styles = _style_indices(result)
+    figure = new_figure(COLUMN_WIDTH, 0.4 + 3.1 * len(groups))
+    rows = figure.subfigures(len(groups), 1, squeeze=False)[:, 0]
+    first = None
     x = result.coverages
-    for row, entry in enumerate(result.entries):
-        style = _style(row)
-        label = f"{entry.name} (test time)" if entry.is_test_time else entry.name
-        if not entry.is_exact:
-            y, reached = _cost_points(result, row, result.responses_to_eps)
-            _draw(responses_axes, x, y, reached, style, label)
-        if not entry.is_test_time:
-            y, reached = _cost_points(result, row, result.steps_to_eps)
-            _draw(steps_axes, x, y, reached, style, label)
-    responses_axes.set_ylabel("responses sampled to $\\varepsilon$")
-    steps_axes.set_ylabel("gradient steps to $\\varepsilon$ (exact APMD: iterations)")
-    for axes in (responses_axes, steps_axes):
-        axes.set_xscale("log")
-        axes.set_yscale("log")
-        axes.set_xlabel("coverage coefficient $C_{\\mathrm{cov}}$ of $\\pi_0$")
-        axes.grid(alpha=0.3, which="both")
-    handles, labels = [], []
-    for axes in (responses_axes, steps_axes):
-        for handle, label in zip(*axes.get_legend_handles_labels()):
-            if label not in labels:
-                handles.append(handle)
-                labels.append(label)
-    figure.legend(handles, labels, loc="outside right center", fontsize=7)
-    figure.suptitle(
-        f"{title} ($\\varepsilon$ = {result.eps:g}, {len(result.seeds)} seeds; open: not $\\varepsilon$-optimal in budget)"
-    )
+    for subfigure, group in zip(rows, groups):
+        responses_axes, steps_axes = subfigure.subplots(1, 2)
+        if first is None:
+            first = (responses_axes, steps_axes)
+        else:
+            responses_axes.sharex(first[0])
+            responses_axes.sharey(first[0])
+            steps_axes.sharex(first[1])
+            steps_axes.sharey(first[1])
+        members = [row for row, entry in enumerate(result.entries) if algorithm_group(entry) == group]
+        for position, row in enumerate(members):
+            entry = result.entries[row]
+            style = _style(styles[row])
+            # Spread the group's series a little along x, so that equal costs do not hide each other.
+            shifted = x * DODGE ** (position - (len(members) - 1) / 2)
+            if not entry.is_exact:
+                y, reached = _cost_points(result, row, result.responses_to_eps)
+                _draw(responses_axes, shifted, y, reached, style, _label(entry))
+            if not entry.is_test_time:
+                y, reached = _cost_points(result, row, result.steps_to_eps)
+                _draw(steps_axes, shifted, y, reached, style, _label(entry))
+        responses_axes.set_ylabel("responses to $\\varepsilon$")
+        steps_axes.set_ylabel("gradient steps to $\\varepsilon$")
+        for axes in (responses_axes, steps_axes):
+            axes.set_xscale("log")
+            axes.set_yscale("log")
+            axes.set_xlabel("$C_{\\mathrm{cov}}$ of $\\pi_0$")
+            axes.grid(alpha=0.3, which="major")
+        handles, labels = [], []
+        for axes in (responses_axes, steps_axes):
+            for handle, label in zip(*axes.get_legend_handles_labels()):
+                if label not in labels:
+                    handles.append(handle)
+                    labels.append(label)
+        subfigure.suptitle(ALGORITHM_GROUPS[group], fontsize="medium", fontweight="bold")
+        subfigure.legend(handles, labels, loc="outside lower center", ncols=min(3, len(labels)),
+                         frameon=False, handletextpad=0.3, columnspacing=1.0)
+    figure.suptitle(f"{title}: $\\varepsilon$ = {result.eps:g}, {len(result.seeds)} seeds")
     return figure
 
 
@@ -102,43 +162,44 @@ def algorithm_rows(result: HeadToHead, algorithm_set: int) -> list[int]:
 def head_to_head_explorer_figure(
     results: tuple[HeadToHead, ...], family: int, algorithm_set: int, response_budget: int
 ) -> BookFigure:
-    """Widget figure: one family's costs against ``C_cov`` and its table, for an algorithm set and a response budget.
+    """Widget figure: one family's responses to eps against ``C_cov``, for an algorithm set and a response budget.
 
     A thin view of :meth:`~covpo.head_to_head.HeadToHead.subset` and
-    :meth:`~covpo.head_to_head.HeadToHead.within_budget`: nothing is rerun.
+    :meth:`~covpo.head_to_head.HeadToHead.within_budget`: nothing is rerun. Each algorithm
+    keeps the colour and marker it has in :func:`head_to_head_figure`, and the series are spread
+    a little along ``C_cov`` as there; the legend is on the right.
     """
     result = results[min(max(int(family), 0), len(results) - 1)]
     algorithm_set = min(max(int(algorithm_set), 0), len(ALGORITHM_SETS) - 1)
     view = result.subset(algorithm_rows(result, algorithm_set)).within_budget(int(response_budget))
-    figure = new_figure(13.0, 4.4, constrained=False)
-    figure.subplots_adjust(left=0.05, right=0.99, bottom=0.13, top=0.88, wspace=0.05)
-    cost_axes, table_axes = figure.subplots(1, 2, gridspec_kw={"width_ratios": (1.0, 1.45)})
-    for row, entry in enumerate(view.entries):
-        if entry.is_exact:
-            continue
+    styles = _style_indices(result)
+    figure = new_figure(COLUMN_WIDTH, 4.2, constrained=False)
+    figure.subplots_adjust(left=0.1, right=0.6, bottom=0.13, top=0.86)
+    cost_axes = figure.subplots()
+    sampling = [row for row, entry in enumerate(view.entries) if not entry.is_exact]
+    for position, row in enumerate(sampling):
+        entry = view.entries[row]
         index = result.entry_index(entry.name)
+        shifted = view.coverages * DODGE ** (position - (len(sampling) - 1) / 2)
         y, reached = _cost_points(view, row, view.responses_to_eps)
-        _draw(cost_axes, view.coverages, y, reached, _style(index), entry.name)
+        _draw(cost_axes, shifted, y, reached, _style(styles[index]), _label(entry))
     cost_axes.set_xscale("log")
     cost_axes.set_yscale("log")
-    cost_axes.set_xlabel("$C_{\\mathrm{cov}}$ of $\\pi_0$", fontsize=8)
-    cost_axes.set_ylabel("responses to $\\varepsilon$ (open: budget spent, not reached)", fontsize=8)
-    cost_axes.tick_params(labelsize=7)
+    cost_axes.set_xlabel("$C_{\\mathrm{cov}}$ of $\\pi_0$")
+    cost_axes.set_ylabel("responses to $\\varepsilon$")
     cost_axes.grid(alpha=0.3)
-    cost_axes.legend(fontsize=5.5, loc="upper left")
-    table_axes.set_axis_off()
-    table = "\n".join(view.table().splitlines()[:-1])
-    table_axes.text(0.0, 1.0, table, family="monospace", fontsize=6.5, va="top", ha="left",
-                    transform=table_axes.transAxes)
+    handles, labels = cost_axes.get_legend_handles_labels()
+    figure.legend(handles, labels, loc="center left", bbox_to_anchor=(0.62, 0.5), frameon=False,
+                  title="open: budget spent,\nnot reached", alignment="left")
     figure.suptitle(
-        f"{result.label}: {ALGORITHM_SETS[algorithm_set]}, budget {int(response_budget):,} responses per run",
-        fontsize=9,
+        f"{result.label}\n{ALGORITHM_SETS[algorithm_set]}, budget {int(response_budget):,} responses per run",
+        x=0.02, ha="left",
     )
     return figure
 
 
 def head_to_head_widget(results: tuple[HeadToHead, ...]) -> Explorable:
-    """Instance family, algorithm set and response budget in; the cost plot and the table out.
+    """Instance family, algorithm set and response budget in; the cost plot out.
 
     ``results`` holds one :class:`~covpo.head_to_head.HeadToHead` per family, e.g.
     :func:`~covpo.head_to_head.default_head_to_head`. The static stand-in holds 18 frames.

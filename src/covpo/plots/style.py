@@ -18,14 +18,20 @@ from matplotlib.axis import Axis
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
+#: Width of the page's content column in inches, the width every figure is designed at.
 COLUMN_WIDTH = 7.0
+#: CSS pixels per inch of design size at which a figure is shown.
 DISPLAY_PX_PER_INCH = 100
+#: Resolution of saved PNGs, twice the display resolution, for high-density screens.
 SAVE_DPI = 2 * DISPLAY_PX_PER_INCH
-# Okabe and Ito's colour-blind-safe palette, yellow last (it is faint on white).
+#: Okabe and Ito's colour-blind-safe palette, yellow last (it is faint on white).
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
+#: Markers that tell series apart beyond their colour.
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*", "<", ">", "p", "h")
+#: Line styles for series beyond the palette's length.
 LINESTYLES = ("-", "--", "-.", ":")
 
+#: matplotlib settings of the book's style.
 BOOK_RC = {
     "figure.figsize": (COLUMN_WIDTH, 3.0),
     "figure.dpi": DISPLAY_PX_PER_INCH,
@@ -61,6 +67,7 @@ def series_style(index: int) -> dict[str, str]:
     }
 
 
+#: Tick mantissas of a log axis that spans under two decades, the denser set as a fallback.
 MANTISSAS = ((1.0, 2.0, 5.0), (1.0, 2.0, 3.0, 5.0, 7.0))
 
 
@@ -95,7 +102,11 @@ def _tidy_log_axis(axis: Axis) -> None:
 
 
 def tidy_log_axes(figure: Figure) -> None:
-    """Apply :func:`_tidy_log_axis` to every log-scaled axis of ``figure`` (3-D axes excepted)."""
+    """Label every log-scaled axis of ``figure`` (3-D axes excepted) without colliding tick labels.
+
+    An axis with two or more decades inside is labelled at its decades only; a shorter one at
+    1, 2 and 5 (or 1, 2, 3, 5 and 7) times the powers of ten it spans.
+    """
     for axes in figure.axes:
         if axes.name != "rectilinear":
             continue

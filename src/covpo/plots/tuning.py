@@ -15,10 +15,14 @@ from matplotlib.patches import Rectangle
 
 from covpo.noise import NoiseStudy
 from covpo.plots.base import BookFigure, new_figure
+from covpo.plots.style import COLUMN_WIDTH, PALETTE
 from covpo.tuning import ACCURACY_PRODUCT, FIXED_INTERVAL, TuningMap
 
 FAILED_COLOR = "0.88"
-LOST_COLOR = "C3"
+LOST_COLOR = PALETTE[1]
+REACHED_COLOR = PALETTE[2]
+RULE_COLOR = PALETTE[4]
+FIXED_COLOR = PALETTE[5]
 
 
 def grid_position(values: np.ndarray | float, grid: Sequence[float]) -> np.ndarray:
@@ -54,14 +58,16 @@ def _draw_map(axes, tuning_map: TuningMap, vmin: float, vmax: float):
     image = axes.imshow(np.ma.masked_invalid(costs), origin="lower", cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     lost = np.rint(tuning_map.lost_fraction * tuning_map.n_seeds).astype(int)
     for (i, j), cost in np.ndenumerate(tuning_map.median_responses_to_eps):
-        axes.text(j, i + 0.12, _cost_label(cost), ha="center", va="center", fontsize=7,
-                  color="white" if np.isfinite(cost) and costs[i, j] < 0.5 * (vmin + vmax) else "black")
+        dark = np.isfinite(cost) and costs[i, j] > 0.5 * (vmin + vmax)
+        axes.text(j, i + 0.16, _cost_label(cost), ha="center", va="center", fontsize=10,
+                  color="white" if dark else "black")
         if lost[i, j]:
-            axes.add_patch(Rectangle((j - 0.46, i - 0.46), 0.92, 0.92, fill=False, ec=LOST_COLOR, lw=1.4))
-            axes.text(j, i - 0.25, f"lost {lost[i, j]}/{tuning_map.n_seeds}", ha="center", va="center",
-                      fontsize=6, color=LOST_COLOR)
-    axes.set_xticks(range(tuning_map.betas.size), [f"{b:g}" for b in tuning_map.betas], fontsize=8)
-    axes.set_yticks(range(tuning_map.rows.size), [f"{v:g}" for v in tuning_map.rows], fontsize=8)
+            axes.add_patch(Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False, ec=LOST_COLOR, lw=2.0))
+            axes.text(j, i - 0.2, f"lost {lost[i, j]}/{tuning_map.n_seeds}", ha="center", va="center",
+                      fontsize=9, color=LOST_COLOR, fontweight="bold",
+                      bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.85})
+    axes.set_xticks(range(tuning_map.betas.size), [f"{b:g}" for b in tuning_map.betas])
+    axes.set_yticks(range(tuning_map.rows.size), [f"{v:g}" for v in tuning_map.rows])
     axes.set_xlabel(f"regularization $\\beta$ (learning rate $\\eta = {tuning_map.eta_beta:g} / \\beta$)")
     return image
 
@@ -69,31 +75,33 @@ def _draw_map(axes, tuning_map: TuningMap, vmin: float, vmax: float):
 def _horizon_lines(axes, tuning_map: TuningMap) -> None:
     prescriptions = tuning_map.prescriptions
     for beta, style, label in (
-        (prescriptions.beta_horizon, "--", "exact mirror descent reaches $\\varepsilon$ in $T$ resets (left of line)"),
+        (prescriptions.beta_horizon, "--", "exact mirror descent reaches $\\varepsilon$ in $T$ resets"),
         (prescriptions.beta_horizon_bound, ":", "rate bound certifies $\\varepsilon$ in $T$ resets"),
     ):
         position = float(grid_position(beta, tuning_map.betas))
         if _on_map(position, tuning_map.betas.size):
-            axes.axvline(position, color="k", ls=style, lw=1.5, label=f"{label}: $\\beta$ = {beta:.2g}")
+            axes.axvline(position, color="k", ls=style, lw=2.0, label=f"{label} (left of $\\beta$ = {beta:.2g})")
 
 
 def _row_line(axes, tuning_map: TuningMap, value: float, style: str, color: str, label: str) -> None:
     position = float(grid_position(value, tuning_map.rows))
     if _on_map(position, tuning_map.rows.size):
-        axes.axhline(position, color=color, ls=style, lw=1.5, label=label)
+        axes.axhline(position, color=color, ls=style, lw=2.5, label=label)
 
 
 def tuning_heatmaps_figure(inner_steps_map: TuningMap, width_map: TuningMap) -> BookFigure:
-    """The two tuning maps side by side, coloured by the median responses to eps (log scale).
+    """The two tuning maps, one per row, coloured by the median responses to eps (log scale).
 
-    Grey cells: at most half the seeds reached eps within the budget. Red frames: some seed
-    fell below half the base coverage (or diverged), with the count. Lines: the strongest
-    ``beta`` whose horizon fits the budget (exact mirror descent, and the rate bound); on the
-    left, chapter 3's rule ``eta beta K = 16`` and its coverage-aware version; on the right,
+    Each cell shows the median responses to eps (``-``: at most half the seeds reached eps
+    within the budget; such cells are grey). Framed cells: some seed fell below half the base
+    coverage (or diverged), with the count. Black lines: the strongest ``beta`` whose horizon
+    fits the budget (exact mirror descent, dashed; the rate bound, dotted); on the top map,
+    chapter 3's rule ``eta beta K = 16`` and its coverage-aware version; on the bottom map,
     width 1 (the target is never clipped) and where PPO's fixed interval ``[0.8, 1.25]`` sits.
+    Each map has its legend below it; the colour bar is shared.
     """
-    figure = new_figure(13.0, 5.2)
-    inner_axes, width_axes = figure.subplots(1, 2)
+    figure = new_figure(COLUMN_WIDTH, 10.0)
+    inner_axes, width_axes = figure.subplots(2, 1)
     finite = np.concatenate([m.median_responses_to_eps[np.isfinite(m.median_responses_to_eps)].ravel()
                              for m in (inner_steps_map, width_map)])
     vmin, vmax = (np.log10(finite.min()), np.log10(finite.max())) if finite.size else (2.0, 4.0)
@@ -102,41 +110,41 @@ def tuning_heatmaps_figure(inner_steps_map: TuningMap, width_map: TuningMap) -> 
         image = _draw_map(axes, tuning_map, vmin, vmax)
         _horizon_lines(axes, tuning_map)
     prescriptions = inner_steps_map.prescriptions
-    _row_line(inner_axes, inner_steps_map, prescriptions.accuracy_inner_steps, "-", "C1",
+    _row_line(inner_axes, inner_steps_map, prescriptions.accuracy_inner_steps, "-", RULE_COLOR,
               f"$\\eta\\beta K = {ACCURACY_PRODUCT:g}$ (chapter 3): K = {prescriptions.accuracy_inner_steps:.2g}")
-    _row_line(inner_axes, inner_steps_map, prescriptions.coverage_aware_inner_steps, "-.", "C1",
+    _row_line(inner_axes, inner_steps_map, prescriptions.coverage_aware_inner_steps, "-.", RULE_COLOR,
               f"coverage-aware rule: K = {prescriptions.coverage_aware_inner_steps:.2g}")
-    _row_line(width_axes, width_map, 1.0, "-", "C1", "width 1: $[e^{-R/\\beta}, e^{R/\\beta}]$, target never clipped")
+    _row_line(width_axes, width_map, 1.0, "-", RULE_COLOR, "width 1: the target is never clipped")
     fixed = grid_position(width_map.prescriptions.fixed_interval_widths, width_map.rows)
     shown = (fixed >= -0.5) & (fixed <= width_map.rows.size - 0.5)
     if shown.any():
-        width_axes.plot(np.flatnonzero(shown), fixed[shown], "o-", color="C6", ms=4,
-                        label=f"fixed interval {list(FIXED_INTERVAL)}")
+        width_axes.plot(np.flatnonzero(shown), fixed[shown], "o-", color=FIXED_COLOR, ms=7, lw=2.5,
+                        mec="white", label=f"fixed interval {list(FIXED_INTERVAL)}")
     inner_axes.set_ylabel("inner steps K")
-    width_axes.set_ylabel("clip width (log-space factor on $R/\\beta$)")
-    inner_axes.set_title(f"{inner_steps_map.algorithm}: $\\beta$ and K", fontsize=10)
-    width_axes.set_title(f"PPO-Lite, K = {width_map.inner_steps}: $\\beta$ and the interval", fontsize=10)
+    width_axes.set_ylabel("clip width\n(log-space factor on $R/\\beta$)")
+    inner_axes.set_title(f"{inner_steps_map.algorithm}: $\\beta$ and K")
+    width_axes.set_title(f"PPO-Lite, K = {width_map.inner_steps}: $\\beta$ and the clip interval")
     for axes in (inner_axes, width_axes):
         axes.set_xlim(-0.5, axes.get_xlim()[1])
-        axes.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1, frameon=False)
-    colorbar = figure.colorbar(image, ax=[inner_axes, width_axes], shrink=0.7, pad=0.01)
+        axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=1, frameon=False)
+    colorbar = figure.colorbar(image, ax=[inner_axes, width_axes], shrink=0.6, pad=0.02)
     colorbar.set_label("$\\log_{10}$ median responses to $\\varepsilon$")
     figure.suptitle(
         f"{inner_steps_map.response_budget:,} responses per run (N = {inner_steps_map.batch_size}, "
         f"T = {inner_steps_map.n_iterations}), $\\varepsilon$ = {inner_steps_map.eps:g}, "
-        f"{inner_steps_map.n_seeds} seeds per cell; grey: not $\\varepsilon$-optimal in most seeds"
+        f"{inner_steps_map.n_seeds} seeds per cell"
     )
     return figure
 
 
 def noise_figure(study: NoiseStudy) -> BookFigure:
-    """Depth of the coverage loss per method over seeds (left) and the share collapsed and reaching eps (right).
+    """Depth of the coverage loss per method over seeds (top) and the share collapsed and reaching eps (bottom).
 
-    Left: one dot per seed with a box of its quartiles, per method and coverage; black
+    Top: one dot per seed with a box of its quartiles, per method and coverage; black
     diamonds are the exact-gradient counterparts; the dashed line is the collapse threshold.
     """
-    figure = new_figure(12.0, 4.2)
-    depth_axes, share_axes = figure.subplots(1, 2, width_ratios=[3, 2])
+    figure = new_figure(COLUMN_WIDTH, 6.4)
+    depth_axes, share_axes = figure.subplots(2, 1, sharex=True)
     n_methods, n_coverages = study.depth.shape[:2]
     group_width = 0.8 / n_coverages
     for j, coverage in enumerate(study.coverages):
@@ -145,29 +153,29 @@ def noise_figure(study: NoiseStudy) -> BookFigure:
         for i, center in enumerate(centers):
             values = np.sort(study.depth[i, j][~np.isnan(study.depth[i, j])])
             spread = np.linspace(-0.3, 0.3, values.size) * group_width if values.size > 1 else np.zeros(values.size)
-            depth_axes.plot(center + spread, values, "o", color=color, ms=3, alpha=0.6,
-                            label=f"$C_{{cov}}$ = {coverage:g}, one dot per seed" if i == 0 else None)
+            depth_axes.plot(center + spread, values, "o", color=color, ms=4, alpha=0.6,
+                            label=f"$C_{{\\mathrm{{cov}}}}$ = {coverage:g}, one dot per seed" if i == 0 else None)
             if values.size:
                 depth_axes.boxplot(values, positions=[center], widths=0.7 * group_width, showfliers=False,
                                    manage_ticks=False, medianprops={"color": "k"})
-        depth_axes.plot(centers, study.exact_depth[:, j], "D", color="k", ms=6,
+        depth_axes.plot(centers, study.exact_depth[:, j], "D", color="k", ms=7,
                         label="exact-gradient counterpart" if j == 0 else None)
         share_axes.bar(np.arange(n_methods) - 0.2 + j * 0.4 / n_coverages, study.collapsed_fraction[:, j],
                        width=0.4 / n_coverages, color=LOST_COLOR, alpha=0.4 + 0.6 * (j + 1) / n_coverages,
-                       label=f"collapsed, $C_{{cov}}$ = {coverage:g}")
+                       label=f"collapsed, $C_{{\\mathrm{{cov}}}}$ = {coverage:g}")
         share_axes.bar(np.arange(n_methods) + 0.2 + j * 0.4 / n_coverages, study.reached_fraction[:, j],
-                       width=0.4 / n_coverages, color="C2", alpha=0.4 + 0.6 * (j + 1) / n_coverages,
-                       label=f"reached $\\varepsilon$, $C_{{cov}}$ = {coverage:g}")
+                       width=0.4 / n_coverages, color=REACHED_COLOR, alpha=0.4 + 0.6 * (j + 1) / n_coverages,
+                       label=f"reached $\\varepsilon$, $C_{{\\mathrm{{cov}}}}$ = {coverage:g}")
     depth_axes.axhline(-study.collapse_decades, color="k", ls="--", lw=1, label="collapse threshold")
-    depth_axes.set_ylabel("depth: min $\\log_{10} c_t(x) / c_0(x)$")
+    depth_axes.set_ylabel("depth (decades):\nmin $\\log_{10} c_t(x) / c_0(x)$")
     share_axes.set_ylabel(f"share of {study.n_seeds} seeds")
     share_axes.set_ylim(0.0, 1.05)
+    share_axes.set_xticks(range(n_methods), [name.replace(", ", ",\n") for name in study.names])
     for axes in (depth_axes, share_axes):
-        axes.set_xticks(range(n_methods), list(study.names), fontsize=7, rotation=15)
         axes.grid(alpha=0.3, axis="y")
-        axes.legend(fontsize=7)
-    figure.suptitle(
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    depth_axes.set_title(
         f"Sampling noise on the collapse family: {study.response_budget:,} responses per run, "
-        f"{study.n_seeds} seeds"
+        f"{study.n_seeds} seeds", loc="left"
     )
     return figure
