@@ -31,7 +31,7 @@ from covpo.plots.style import COLUMN_WIDTH, PALETTE
 from covpo.widgets import Explorable, Slider, explorable
 
 CLASS_NAMES = ("optimal", "distractor", "zero-reward block")
-#: Colour of each response class (Okabe-Ito): optimal green, distractor vermillion, zero block blue.
+#: Colour of each response class in the Okabe-Ito palette (optimal green, distractor vermillion, zero block blue).
 CLASS_COLORS = (PALETTE[2], PALETTE[1], PALETTE[0])
 SQRT3_HALF = np.sqrt(3.0) / 2.0
 EPS_COLOR = PALETTE[1]

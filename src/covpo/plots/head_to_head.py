@@ -26,7 +26,7 @@ ALGORITHM_GROUPS = (
 """The three groups of the head-to-head figure, one row of panels each."""
 
 BASELINE_ALGORITHMS = ("best_of_n", "sft_filtered")
-"""Algorithms whose cost is governed by coverage by construction: Best-of-N and filtered SFT."""
+"""Algorithms whose cost is governed by coverage by construction (Best-of-N and filtered SFT)."""
 
 
 def algorithm_group(entry: Entry) -> int:
