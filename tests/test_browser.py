@@ -457,6 +457,9 @@ INSPECT_PAGE = r"""
     });
   // Blocks that overflow sideways (code, outputs, tables, display math): their content is
   // wider than the box that shows it, so the reader must scroll or loses the right edge.
+  // Collapsed cells are opened for the measurement (a reader may open them), then closed.
+  const closed = [...article.querySelectorAll("details:not([open])")];
+  closed.forEach(d => { d.open = true; });
   const blocks = [...article.querySelectorAll(
     "div.highlight pre, .cell_output pre, .output pre, div.math, mjx-container[display='true'], table")];
   report.overflowing = blocks
@@ -468,6 +471,7 @@ INSPECT_PAGE = r"""
     })
     .map(e => ({kind: e.tagName.toLowerCase() + (e.className ? "." + String(e.className).split(" ")[0] : ""),
                 text: e.textContent.trim().slice(0, 80), overflow: (e.scrollWidth - e.clientWidth)}));
+  closed.forEach(d => { d.open = false; });
   report.scrollHeight = Math.max(document.documentElement.scrollHeight, document.body.scrollHeight);
   return report;
 })()

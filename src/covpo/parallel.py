@@ -4,11 +4,15 @@ Every sweep of the book is a list of independent tasks (one run of one method on
 at one setting and seed). :func:`run_tasks` hands them to :class:`joblib.Parallel` without
 fixing a backend, so the caller chooses where they run with :func:`joblib.parallel_config`::
 
-    with joblib.parallel_config(n_jobs=2):                # local processes
+    # local processes
+    with joblib.parallel_config(n_jobs=2):
         table = head_to_head(...)
-    with joblib.parallel_config(backend="dask"):          # a Dask cluster (needs distributed.Client)
+    # a Dask cluster (with a distributed.Client connected)
+    with joblib.parallel_config(backend="dask"):
         table = head_to_head(...)
-    with joblib.parallel_config(backend="ray"):           # a Ray cluster (after ray.util.joblib.register_ray())
+    # a Ray cluster (after ray.util.joblib.register_ray())
+    with joblib.parallel_config(backend="ray"):
+        table = head_to_head(...)
 
 Outside any such block the tasks run one after another in the calling process. Each task
 carries its own seed, so the results are identical bit for bit whatever the backend and the
