@@ -30,6 +30,10 @@ def test_chapters_are_myst_notebooks_without_paired_ipynb():
             hidden = [c for c in notebook.cells if {"remove-cell", "hide-cell"} & set(c.metadata.get("tags", []))]
             assert hidden, f"{path.name} runs code but has no hidden assertion cells"
             assert all("assert" in c.source for c in hidden), f"{path.name} has a hidden cell without assertions"
+            for cell in hidden:
+                if "hide-cell" in cell.metadata.get("tags", []):
+                    label = cell.metadata.get("mystnb", {}).get("code_prompt_show", "")
+                    assert label.startswith("Check: "), f"{path.name}: a collapsed check needs a 'Check: ...' label"
 
 
 def test_no_root_static_folder_and_hidden_folders_are_excluded():
