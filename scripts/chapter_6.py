@@ -7,7 +7,7 @@
 Writes one text file per study (``head_to_head.txt``, ``tuning.txt``, ``noise.txt``,
 ``sequences.txt``, ``nonlinear.txt``) and their figures as PNG into ``--out`` (default
 ``_build/full``). The head-to-head, the tuning maps and the noise study go through
-:func:`covpo.parallel.run_tasks`, so any joblib backend runs them with no code change, and the
+:func:`covpo.experiments.parallel.run_tasks`, so any joblib backend runs them with no code change, and the
 results are identical bit for bit whichever is used (every run seeds its own generator):
 
 - local processes: ``--jobs N`` (joblib's loky backend);
@@ -29,14 +29,14 @@ from pathlib import Path
 
 import joblib
 
-from covpo.head_to_head import BOOK_SEEDS, FULL_SEEDS, default_head_to_head
-from covpo.noise import noise_study
-from covpo.nonlinear import nonlinear_experiment
+from covpo.experiments.implications.head_to_head import BOOK_SEEDS, FULL_SEEDS, default_head_to_head
+from covpo.experiments.implications.noise import noise_study
+from covpo.labs.nonlinear import nonlinear_experiment
 from covpo.plots.beyond import nonlinear_figure, sequence_figure
 from covpo.plots.head_to_head import head_to_head_figure
 from covpo.plots.tuning import noise_figure, tuning_heatmaps_figure
-from covpo.sequences import sequence_experiment
-from covpo.tuning import book_tuning_instance, clip_width_map, inner_steps_map, tuning_summary_table
+from covpo.labs.sequences import sequence_experiment
+from covpo.experiments.implications.tuning import book_tuning_instance, clip_width_map, inner_steps_map, tuning_summary_table
 
 FIGURE_DPI = 120
 FULL_TUNING = {"betas": (0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0), "n_seeds": 10}

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from covpo.best_of_n import (
+from covpo.algorithms.best_of_n import (
     best_of_n_curves,
     best_of_n_samples_bound,
     best_of_n_samples_needed,

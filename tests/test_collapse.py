@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import covpo.collapse as collapse
-from covpo.collapse import (
+import covpo.experiments.collapse as collapse
+from covpo.experiments.collapse import (
     UNREGULARIZED_GAPS,
     CollapseInstance,
     beta_sweep,
@@ -28,7 +28,7 @@ from covpo.collapse import (
 )
 from covpo.objectives import regularized_gradient, regularized_optimum, reward_gradient
 from covpo.policies import base_log_policy, expected_reward, log_coverage, log_policy
-from covpo.reinforce import sampled_reinforce
+from covpo.algorithms.reinforce import sampled_reinforce
 
 # --- the instance ---------------------------------------------------------------------------
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import covpo.collapse as collapse
-from covpo.collapse import (
+import covpo.experiments.collapse as collapse
+from covpo.experiments.collapse import (
     ESCAPE_OUTCOMES,
     apmd_learning_rate_sweep,
     apmd_steps_along_knob,
@@ -25,8 +25,8 @@ from covpo.collapse import (
     mirror_descent_resets_to_eps,
     regularized_optimum_suboptimality,
 )
-from covpo.collapse.reset_sweeps import inner_accuracy_sweep, inner_kl_per_reset
-from covpo.mirror_descent import apmd, exact_mirror_descent, gradient_ascent_inner_loop
+from covpo.experiments.collapse.reset_sweeps import inner_accuracy_sweep, inner_kl_per_reset
+from covpo.algorithms.mirror_descent import apmd, exact_mirror_descent, gradient_ascent_inner_loop
 from covpo.objectives import regularized_objective
 from covpo.policies import log_policy
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from covpo.grpo import (
+from covpo.algorithms.grpo import (
     check_clip_epsilon,
     group_advantages,
     grpo,
@@ -19,9 +19,9 @@ from covpo.grpo import (
     k3_estimate,
 )
 from covpo.instances import BanditInstance
-from covpo.mirror_descent import apmd
+from covpo.algorithms.mirror_descent import apmd
 from covpo.policies import base_log_policy, kl_per_prompt, log_policy, sample_responses
-from covpo.ppo import RatioRecorder, ResponseBatch, batch_terms, draw_batch
+from covpo.algorithms.ppo import RatioRecorder, ResponseBatch, batch_terms, draw_batch
 from tests.helpers import finite_difference, small_instance
 
 

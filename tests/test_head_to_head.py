@@ -9,8 +9,8 @@ import joblib
 import numpy as np
 import pytest
 
-from covpo.best_of_n import log_best_of_n_success
-from covpo.head_to_head import (
+from covpo.algorithms.best_of_n import log_best_of_n_success
+from covpo.experiments.implications.head_to_head import (
     ALGORITHMS,
     FAMILY_BETA_FIXED_KL,
     FAMILY_EPS,
@@ -29,12 +29,12 @@ from covpo.head_to_head import (
     with_response_budget,
 )
 from covpo.instances import tabular_instance
-from covpo.mirror_descent import mirror_descent_policy
+from covpo.algorithms.mirror_descent import mirror_descent_policy
 from covpo.plots.head_to_head import algorithm_group, head_to_head_explorer_figure, head_to_head_figure
 from covpo.table import Table
 from covpo.policies import base_log_policy, expected_reward, log_coverage
-from covpo.squared_loss_experiments import squared_loss_methods
-from covpo.ppo_experiments import (
+from covpo.experiments.squared_loss import squared_loss_methods
+from covpo.experiments.ppo import (
     MethodSettings,
     random_family_methods,
     stacked_collapse_instance,
@@ -293,8 +293,8 @@ def test_run_entry_exact_apmd_costs_iterations(collapse_one):
 STUDY_DIGEST = """
 import hashlib
 import numpy as np
-from covpo.head_to_head import head_to_head
-from covpo.ppo_experiments import stacked_collapse_instance
+from covpo.experiments.implications.head_to_head import head_to_head
+from covpo.experiments.ppo import stacked_collapse_instance
 from tests.test_head_to_head import COVERAGE, EPS, tiny_entries
 instance = stacked_collapse_instance(1, 0.2, COVERAGE, n_zero=20)
 result = head_to_head([instance], [COVERAGE], tiny_entries(), eps=EPS, seeds=(0, 1), progress=False)

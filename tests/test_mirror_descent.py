@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from covpo import BanditInstance, random_softmax_linear_instance, tabular_instance
-from covpo.mirror_descent import (
+from covpo.algorithms.mirror_descent import (
     InnerLoopContext,
     Subproblem,
     apmd,

@@ -1,4 +1,4 @@
-"""Sampling noise and coverage collapse over seeds (covpo.noise)."""
+"""Sampling noise and coverage collapse over seeds (covpo.experiments.implications.noise)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import joblib
 import numpy as np
 import pytest
 
-from covpo.grpo import group_advantages, grpo_gradient
-from covpo.mirror_descent import exact_mirror_descent
-from covpo.noise import (
+from covpo.algorithms.grpo import group_advantages, grpo_gradient
+from covpo.algorithms.mirror_descent import exact_mirror_descent
+from covpo.experiments.implications.noise import (
     DEPTH_TOLERANCE,
     NoiseStudy,
     budgeted,
@@ -22,10 +22,10 @@ from covpo.noise import (
 )
 from covpo.objectives import reward_gradient
 from covpo.policies import base_log_policy, log_coverage
-from covpo.ppo import draw_batch
-from covpo.ppo_experiments import MethodSettings, collapse_family
+from covpo.algorithms.ppo import draw_batch
+from covpo.experiments.ppo import MethodSettings, collapse_family
 from covpo.trajectory import LOG10_E
-from covpo.reinforce import exact_reinforce
+from covpo.algorithms.reinforce import exact_reinforce
 
 from .helpers import small_instance
 

@@ -1,4 +1,4 @@
-"""Tests for the two-layer network policy and the algorithms run through it (covpo.nonlinear)."""
+"""Tests for the two-layer network policy and the algorithms run through it (covpo.labs.nonlinear)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from scipy.special import logsumexp
 
 from covpo.instances import tabular_instance
-from covpo.mirror_descent import apmd, gradient_ascent_inner_loop, mirror_descent_policy
-from covpo.nonlinear import (
+from covpo.algorithms.mirror_descent import apmd, gradient_ascent_inner_loop, mirror_descent_policy
+from covpo.labs.nonlinear import (
     COLLAPSE_SETTINGS,
     METHODS,
     POLICIES,
@@ -36,9 +36,9 @@ from covpo.nonlinear import (
 )
 from covpo.objectives import regularized_objective, reward_gradient
 from covpo.policies import base_log_policy, expected_kl, expected_reward, log_policy
-from covpo.ppo import draw_batch, ppo_noclip
-from covpo.ppo_experiments import stacked_collapse_instance
-from covpo.reinforce import exact_reinforce, sampled_reinforce
+from covpo.algorithms.ppo import draw_batch, ppo_noclip
+from covpo.experiments.ppo import stacked_collapse_instance
+from covpo.algorithms.reinforce import exact_reinforce, sampled_reinforce
 from tests.helpers import finite_difference, nonlinear_instance, small_instance
 
 

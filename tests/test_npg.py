@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from covpo.instances import BanditInstance
-from covpo.mirror_descent import apmd, exact_mirror_descent, exact_target_inner_loop
-from covpo.npg import (
+from covpo.algorithms.mirror_descent import apmd, exact_mirror_descent, exact_target_inner_loop
+from covpo.algorithms.npg import (
     fisher_information,
     npg,
     npg_direction,
@@ -20,7 +20,7 @@ from covpo.npg import (
 )
 from covpo.objectives import reward_gradient
 from covpo.policies import expected_kl, log_policy
-from covpo.squared_loss import (
+from covpo.algorithms.squared_loss import (
     kimi_population_gradient,
     kimi_population_hessian,
     mean_baseline_moments,

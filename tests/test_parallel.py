@@ -3,7 +3,7 @@
 import joblib
 import numpy as np
 
-from covpo.parallel import run_tasks
+from covpo.experiments.parallel import run_tasks
 
 
 def _seeded_draw(seed: int, size: int) -> np.ndarray:

@@ -16,7 +16,7 @@ from covpo.coverage_instances import (
     log_coverage_coefficient,
 )
 from covpo.instances import BanditInstance
-from covpo.mirror_descent import apmd
+from covpo.algorithms.mirror_descent import apmd
 from covpo.objectives import regularized_objective, regularized_optimum
 from covpo.policies import (
     base_log_policy,
@@ -24,7 +24,7 @@ from covpo.policies import (
     log_coverage,
     log_policy,
 )
-from covpo.ppo import (
+from covpo.algorithms.ppo import (
     RatioRecorder,
     ResponseBatch,
     check_clip_thresholds,

@@ -1,4 +1,4 @@
-"""The measurements of chapter 4 (covpo.ppo_experiments): instances, weights, clipping, estimates and sweeps."""
+"""The measurements of chapter 4 (covpo.experiments.ppo): instances, weights, clipping, estimates and sweeps."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from covpo.policies import (
     expected_reward,
     log_policy,
 )
-from covpo.ppo import (
+from covpo.algorithms.ppo import (
     ResponseBatch,
     default_clip_thresholds,
     draw_batch,
@@ -26,7 +26,7 @@ from covpo.ppo import (
     ppo_noclip_gradient,
     ppo_noclip_objective,
 )
-from covpo.ppo_experiments import (
+from covpo.experiments.ppo import (
     MAX_LOG_THRESHOLD,
     MethodSettings,
     batch_estimates,

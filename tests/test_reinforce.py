@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from covpo.collapse import collapse_instance, exact_collapse_run
+from covpo.experiments.collapse import collapse_instance, exact_collapse_run
 from covpo.instances import random_softmax_linear_instance, tabular_instance
 from covpo.objectives import (
     regularized_gradient,
@@ -15,7 +15,7 @@ from covpo.objectives import (
     reward_gradient,
 )
 from covpo.policies import base_log_policy, expected_reward, log_policy
-from covpo.reinforce import exact_reinforce, sampled_gradient, sampled_reinforce
+from covpo.algorithms.reinforce import exact_reinforce, sampled_gradient, sampled_reinforce
 from tests.helpers import finite_difference
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from covpo.sequences import (
+from covpo.labs.sequences import (
     SequenceInstance,
     autoregressive_logits,
     base_sequence_log_policy,

@@ -8,11 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from covpo.instances import BanditInstance, random_softmax_linear_instance
-from covpo.npg import fisher_information
+from covpo.algorithms.npg import fisher_information
 from covpo.objectives import regularized_optimum
 from covpo.policies import expected_kl, log_policy, sample_responses
-from covpo.ppo import draw_batch
-from covpo.squared_loss import (
+from covpo.algorithms.ppo import draw_batch
+from covpo.algorithms.squared_loss import (
     BaselineBatch,
     draw_baseline_batch,
     kimi_gradient,

@@ -8,8 +8,8 @@ import pytest
 
 from covpo.coverage_instances import dialled_coverage_instance
 from covpo.instances import BanditInstance
-from covpo.ppo_experiments import MethodSettings, stacked_collapse_instance
-from covpo.squared_loss_experiments import (
+from covpo.experiments.ppo import MethodSettings, stacked_collapse_instance
+from covpo.experiments.squared_loss import (
     MAX_COVERAGE_LOSS,
     baseline_bias_sweep,
     batch_size_study,

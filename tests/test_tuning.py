@@ -1,4 +1,4 @@
-"""Tuning beta, inner steps and clipping together (covpo.tuning) and its figure."""
+"""Tuning beta, inner steps and clipping together (covpo.experiments.implications.tuning) and its figure."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import joblib
 import numpy as np
 import pytest
 
-from covpo.mirror_descent import mirror_descent_bound
+from covpo.algorithms.mirror_descent import mirror_descent_bound
 from covpo.objectives import regularized_optimum
 from covpo.policies import base_log_policy, expected_reward
-from covpo.ppo_experiments import stacked_collapse_instance
-from covpo.tuning import (
+from covpo.experiments.ppo import stacked_collapse_instance
+from covpo.experiments.implications.tuning import (
     ACCURACY_PRODUCT,
     TuningMap,
     book_tuning_instance,
@@ -152,9 +152,9 @@ def test_grid_position_is_log_linear_and_extrapolates():
 
 
 def test_figures_draw():
-    from covpo.noise import noise_methods, noise_study
+    from covpo.experiments.implications.noise import noise_methods, noise_study
     from covpo.plots.tuning import noise_figure, tuning_heatmaps_figure
-    from covpo.tuning import tuning_summary_table
+    from covpo.experiments.implications.tuning import tuning_summary_table
 
     grid = inner_steps_map(small_collapse(), betas=(0.5, 1.0), inner_steps=(2, 8), **SMALL)
     widths = clip_width_map(small_collapse(), betas=(0.5, 1.0), widths=(0.5, 1.0), inner_steps=4, **SMALL)

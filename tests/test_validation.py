@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from covpo import BanditInstance, random_softmax_linear_instance, tabular_instance
-from covpo.best_of_n import best_of_n_samples_needed, best_of_n_success
+from covpo.algorithms.best_of_n import best_of_n_samples_needed, best_of_n_success
 from covpo.objectives import regularized_objective
 from covpo.policies import base_log_policy, expected_reward, log_policy
 

@@ -1,17 +1,17 @@
 """Figures of chapter 6 for the questions the paper leaves open: token sequences and a nonlinear policy.
 
-:func:`sequence_figure` draws a :class:`~covpo.sequences.SequenceExperiment` and
-:func:`nonlinear_figure` a :class:`~covpo.nonlinear.NonlinearExperiment`.
+:func:`sequence_figure` draws a :class:`~covpo.labs.sequences.SequenceExperiment` and
+:func:`nonlinear_figure` a :class:`~covpo.labs.nonlinear.NonlinearExperiment`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from covpo.nonlinear import NonlinearExperiment
+from covpo.labs.nonlinear import NonlinearExperiment
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, PALETTE, series_style
-from covpo.sequences import SequenceExperiment
+from covpo.labs.sequences import SequenceExperiment
 
 
 def sequence_figure(experiment: SequenceExperiment) -> BookFigure:

@@ -12,7 +12,7 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import ListedColormap, Normalize
 from matplotlib.lines import Line2D
 
-from covpo.collapse import (
+from covpo.experiments.collapse import (
     ESCAPE_OUTCOMES,
     BetaEscapeMap,
     BetaSweep,

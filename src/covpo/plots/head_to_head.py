@@ -1,6 +1,6 @@
 """The figure and the widget of the head-to-head: every algorithm's cost to eps against the base model's coverage.
 
-Draws :class:`~covpo.head_to_head.HeadToHead` records (:func:`covpo.head_to_head.head_to_head`).
+Draws :class:`~covpo.experiments.implications.head_to_head.HeadToHead` records (:func:`covpo.experiments.implications.head_to_head.head_to_head`).
 """
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from covpo.coverage_instances import dialled_coverage_instance
-from covpo.head_to_head import RESET_ALGORITHMS, Entry, HeadToHead, head_to_head
+from covpo.experiments.implications.head_to_head import RESET_ALGORITHMS, Entry, HeadToHead, head_to_head
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, PALETTE, series_style
-from covpo.ppo_experiments import stacked_collapse_instance
+from covpo.experiments.ppo import stacked_collapse_instance
 from covpo.widgets import Explorable, Slider, explorable
 
 MARKER_SIZE = 6
@@ -164,8 +164,8 @@ def head_to_head_explorer_figure(
 ) -> BookFigure:
     """Widget figure: one family's responses to eps against ``C_cov``, for an algorithm set and a response budget.
 
-    A thin view of :meth:`~covpo.head_to_head.HeadToHead.subset` and
-    :meth:`~covpo.head_to_head.HeadToHead.within_budget`: nothing is rerun. Each algorithm
+    A thin view of :meth:`~covpo.experiments.implications.head_to_head.HeadToHead.subset` and
+    :meth:`~covpo.experiments.implications.head_to_head.HeadToHead.within_budget`: nothing is rerun. Each algorithm
     keeps the colour and marker it has in :func:`head_to_head_figure`, and the series are spread
     a little along ``C_cov`` as there; the legend is on the right.
     """
@@ -201,8 +201,8 @@ def head_to_head_explorer_figure(
 def head_to_head_widget(results: tuple[HeadToHead, ...]) -> Explorable:
     """Instance family, algorithm set and response budget in; the cost plot out.
 
-    ``results`` holds one :class:`~covpo.head_to_head.HeadToHead` per family, e.g.
-    :func:`~covpo.head_to_head.default_head_to_head`. The static stand-in holds 18 frames.
+    ``results`` holds one :class:`~covpo.experiments.implications.head_to_head.HeadToHead` per family, e.g.
+    :func:`~covpo.experiments.implications.head_to_head.default_head_to_head`. The static stand-in holds 18 frames.
     """
     results = tuple(results)
     largest = max(int(result.responses_to_eps.max()) for result in results)

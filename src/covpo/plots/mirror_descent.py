@@ -2,7 +2,7 @@
 
 One function per paper figure, named after it (:func:`figure_1`, :func:`figure_2a`,
 :func:`figure_3`), each drawing the record of the data function of the same name in
-:mod:`covpo.collapse.paper_figures`; then the chapter's own figures (the knob, the rate, the
+:mod:`covpo.experiments.collapse.paper_figures`; then the chapter's own figures (the knob, the rate, the
 inner loop) and the widget.
 """
 
@@ -17,7 +17,7 @@ from matplotlib.colors import Normalize
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullLocator
 
-from covpo.collapse import (
+from covpo.experiments.collapse import (
     FIGURE_GAP,
     APMDKnobSweep,
     CollapseRun,
@@ -33,8 +33,8 @@ from covpo.collapse import (
     exact_collapse_run,
     strongest_eps_optimal_beta,
 )
-from covpo.collapse.reset_sweeps import InnerAccuracySweep
-from covpo.mirror_descent import MirrorDescentRate
+from covpo.experiments.collapse.reset_sweeps import InnerAccuracySweep
+from covpo.algorithms.mirror_descent import MirrorDescentRate
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, MARKERS, PALETTE, series_style
 from covpo.plots.collapse import SQRT3_HALF, _step_axis, _ternary
@@ -368,7 +368,7 @@ def figure_3(data: Figure3Data, stack: Figure3Data | None = None) -> BookFigure:
     strength, one surface per selected reset ``t`` (lowest first), each drawn around the
     segment of the APMD path that ascends it (``K`` steps from its reference, the black dot)
     and lifted by ``STACK_SPACING`` per level. Colour is the base-10 log coverage. ``stack``,
-    when given, supplies panel (c) from a finer grid (a second :func:`~covpo.collapse.paper_figures.figure_3_data` call
+    when given, supplies panel (c) from a finer grid (a second :func:`~covpo.experiments.collapse.paper_figures.figure_3_data` call
     with ``u`` and ``v`` around the APMD path); by default it comes from ``data``.
     """
     stack = data if stack is None else stack

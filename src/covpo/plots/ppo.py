@@ -1,6 +1,6 @@
 """Figures and the widget of chapter 4, PPO and GRPO with reference resets (paper sections 3.2, 3.3; appendices G, H).
 
-Each figure draws one record of :mod:`covpo.ppo_experiments`: the importance weights per outer
+Each figure draws one record of :mod:`covpo.experiments.ppo`: the importance weights per outer
 iteration (:func:`ratio_spread_figure`) and against ``beta`` (:func:`ratio_bounds_figure`), the
 clip activity grid (:func:`clip_activity_figure`), the spread of the batch estimates
 (:func:`estimator_spread_figure`), the costs against coverage (:func:`cost_sweep_figure`) and
@@ -30,8 +30,8 @@ from covpo.instances import BanditInstance
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, PALETTE, series_style
 from covpo.policies import base_log_policy, log_coverage
-from covpo.ppo import ppo_lite
-from covpo.ppo_experiments import (
+from covpo.algorithms.ppo import ppo_lite
+from covpo.experiments.ppo import (
     ClipActivity,
     CostSweep,
     EstimatorSpread,
@@ -154,7 +154,7 @@ def clip_activity_figure(grid: ClipActivity) -> BookFigure:
     """PPO-Lite's clip fraction (left) and final suboptimality (right) against ``beta``, one line per interval.
 
     The intervals are the default one scaled by each width and the fixed interval; the legend
-    under the panels names them. The numbers are :meth:`~covpo.ppo_experiments.ClipActivity.table`.
+    under the panels names them. The numbers are :meth:`~covpo.experiments.ppo.ClipActivity.table`.
     """
     figure = new_figure(COLUMN_WIDTH, 3.9)
     clip_axes, cost_axes = figure.subplots(1, 2)
@@ -344,7 +344,7 @@ def ppo_explorer_figure(beta: float, width: float, inner_steps: int, batch_size:
     """Widget figure: one PPO-Lite run on :func:`widget_instance`; reward, coverage, weights and clipping (two panels a row).
 
     ``T = 20`` resets at learning rate ``eta = 8 / beta`` and thresholds
-    :func:`~covpo.ppo_experiments.clip_width_thresholds` ``(beta, R, width)``, seed 0. A step
+    :func:`~covpo.experiments.ppo.clip_width_thresholds` ``(beta, R, width)``, seed 0. A step
     that leaves the parameters non-finite is caught and reported in the figure.
     """
     instance = widget_instance()

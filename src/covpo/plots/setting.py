@@ -6,7 +6,7 @@ import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.transforms import blended_transform_factory
 
-from covpo.best_of_n import (
+from covpo.algorithms.best_of_n import (
     BestOfNCurves,
     best_of_n_samples_bound,
     best_of_n_samples_needed,

@@ -1,6 +1,6 @@
 """Figures and the widget of chapter 5, squared-loss methods (paper section 4; appendices I to M).
 
-Each figure draws one record of :mod:`covpo.squared_loss_experiments`: the baselines' bias and
+Each figure draws one record of :mod:`covpo.experiments.squared_loss`: the baselines' bias and
 the step error it causes (:func:`baseline_bias_figure`), the curvature of the population
 losses (:func:`curvature_figure`), the paper's Table 1 measured (:func:`table_1_figure`) and
 the batch-size study (:func:`batch_size_figure`); then the widget.
@@ -18,8 +18,8 @@ from covpo.instances import BanditInstance
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.ppo import widget_instance
 from covpo.policies import log_policy
-from covpo.squared_loss import kimipo, kimipo_norm, normalizer, rebel_onpolicy
-from covpo.squared_loss_experiments import (
+from covpo.algorithms.squared_loss import kimipo, kimipo_norm, normalizer, rebel_onpolicy
+from covpo.experiments.squared_loss import (
     LOSSES,
     MAX_COVERAGE_LOSS,
     BaselineBiasSweep,
@@ -37,9 +37,9 @@ from covpo.widgets import Explorable, Slider, explorable
 METHOD_COLORS = {"KimiPO": "C1", "KimiPO-Norm": "C2", "Rebel-OnPolicy": "C3"}
 METHOD_MARKERS = {"KimiPO": "s", "KimiPO-Norm": "D", "Rebel-OnPolicy": "^"}
 LOSS_STYLES = dict(zip(LOSSES, (("C1", "-"), ("C2", "--"), ("k", ":"), ("C3", "-."))))
-#: Short names of :data:`covpo.squared_loss_experiments.LOSSES` for tick labels.
+#: Short names of :data:`covpo.experiments.squared_loss.LOSSES` for tick labels.
 LOSS_LABELS = dict(zip(LOSSES, ("KimiPO\n(mean)", "KimiPO-\nNorm", "exact\n$b_t$", "Rebel")))
-#: Legend names of :data:`covpo.squared_loss_experiments.LOSSES`.
+#: Legend names of :data:`covpo.experiments.squared_loss.LOSSES`.
 LOSS_NAMES = dict(zip(LOSSES, ("KimiPO: mean baseline", "KimiPO-Norm: $\\mathbb{E}\\,\\hat b$ with $G$ extra",
                                "exact normalizer $b_t$", "Rebel-OnPolicy: pairwise")))
 STEP_ERROR_COLOR = "C0"

@@ -1,7 +1,7 @@
-"""Figures of the tuning maps and the noise study (:mod:`covpo.tuning`, :mod:`covpo.noise`).
+"""Figures of the tuning maps and the noise study (:mod:`covpo.experiments.implications.tuning`, :mod:`covpo.experiments.implications.noise`).
 
 :func:`tuning_heatmaps_figure` draws the ``(beta, K)`` and ``(beta, width)`` maps with the
-prescriptions of :func:`covpo.tuning.tuning_prescriptions` on them; :func:`noise_figure` draws
+prescriptions of :func:`covpo.experiments.implications.tuning.tuning_prescriptions` on them; :func:`noise_figure` draws
 the depth of coverage loss per method over seeds next to the exact-gradient counterparts.
 """
 
@@ -13,10 +13,10 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.patches import Rectangle
 
-from covpo.noise import NoiseStudy
+from covpo.experiments.implications.noise import NoiseStudy
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, PALETTE
-from covpo.tuning import ACCURACY_PRODUCT, FIXED_INTERVAL, TuningMap
+from covpo.experiments.implications.tuning import ACCURACY_PRODUCT, FIXED_INTERVAL, TuningMap
 
 FAILED_COLOR = "0.88"
 LOST_COLOR = PALETTE[1]

@@ -21,11 +21,11 @@ into its exact parameter gradient:
 
 The algorithms mirror the softmax-linear ones and fill the shared
 :class:`~covpo.trajectory.TrajectoryRecorder` with the same cost accounting: exact REINFORCE
-(:mod:`covpo.reinforce`), exact APMD with ``K`` gradient steps per reset
-(:mod:`covpo.mirror_descent`), sampled REINFORCE, and PPO-NoClip (:mod:`covpo.ppo`, whose
+(:mod:`covpo.algorithms.reinforce`), exact APMD with ``K`` gradient steps per reset
+(:mod:`covpo.algorithms.mirror_descent`), sampled REINFORCE, and PPO-NoClip (:mod:`covpo.algorithms.ppo`, whose
 batch drawing and inner ascent are reused). :func:`nonlinear_experiment` runs all of them, for
 the linear and the network policy, on one instance of each chapter-4 family
-(:mod:`covpo.ppo_experiments`). The network, its initialization and every constant are ours.
+(:mod:`covpo.experiments.ppo`). The network, its initialization and every constant are ours.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from scipy.optimize import minimize
 from scipy.special import log_softmax
 
 from covpo.instances import BanditInstance
-from covpo.mirror_descent import APMDResult, apmd, gradient_ascent_inner_loop
+from covpo.algorithms.mirror_descent import APMDResult, apmd, gradient_ascent_inner_loop
 from covpo.objectives import regularized_optimum
 from covpo.policies import (
     base_log_policy,
@@ -49,9 +49,9 @@ from covpo.policies import (
     sample_prompts,
     sample_responses,
 )
-from covpo.ppo import Evaluation, ResponseBatch, ascend, draw_batch, ppo_noclip
-from covpo.ppo_experiments import collapse_family, random_family
-from covpo.reinforce import check_baseline, exact_reinforce, sampled_reinforce
+from covpo.algorithms.ppo import Evaluation, ResponseBatch, ascend, draw_batch, ppo_noclip
+from covpo.experiments.ppo import collapse_family, random_family
+from covpo.algorithms.reinforce import check_baseline, exact_reinforce, sampled_reinforce
 from covpo.table import Table
 from covpo.trajectory import LOG10_E, Trajectory, TrajectoryRecorder
 from covpo.validation import (
@@ -447,7 +447,7 @@ def network_exact_reinforce(
 ) -> Trajectory:
     """Exact REINFORCE through the network: ``params <- params + eta grad J_beta(pi; pi_0)`` (paper section 2.1).
 
-    The counterpart of :func:`covpo.reinforce.exact_reinforce`: one gradient step per update,
+    The counterpart of :func:`covpo.algorithms.reinforce.exact_reinforce`: one gradient step per update,
     no responses; ``beta = None`` ascends plain ``J``, otherwise the reference is the
     instance's base model ``pi_0``. Records every ``record_every``-th iterate, first and last included.
     """
@@ -494,7 +494,7 @@ def _reset_loop(
 
     One reset per outer iteration; the solver reports each gradient step through ``on_step``,
     which counts it and, with ``record_each_step``, records the iterate. Otherwise each outer
-    iteration is recorded once, as :func:`covpo.mirror_descent.apmd` does. The accuracy
+    iteration is recorded once, as :func:`covpo.algorithms.mirror_descent.apmd` does. The accuracy
     ``E_x KL(pi_{t+1} || pi*_{t+1})`` of every inner loop is kept, ``pi*_{t+1}`` the exact target.
     """
     log_probs = network_log_policy(instance, network, params)
@@ -585,7 +585,7 @@ def network_sampled_gradient(
 ) -> np.ndarray:
     """The REINFORCE estimate ``mean_i A_i grad log pi(y_i|x_i)`` of ``grad J_beta(pi; pi_0)`` (sampled, after paper section 2.1).
 
-    As :func:`covpo.reinforce.sampled_gradient`, with the network's score: ``A_i`` is
+    As :func:`covpo.algorithms.reinforce.sampled_gradient`, with the network's score: ``A_i`` is
     ``r - beta log(pi / pi_0)`` (just ``r`` when ``beta`` is ``None``) minus a leave-one-out or
     batch-mean baseline.
     """
@@ -614,7 +614,7 @@ def network_sampled_reinforce(
     baseline: str = "leave_one_out",
     record_every: int = 1,
 ) -> Trajectory:
-    """Stochastic REINFORCE through the network (paper section 2.1, sampled), as :func:`covpo.reinforce.sampled_reinforce`.
+    """Stochastic REINFORCE through the network (paper section 2.1, sampled), as :func:`covpo.algorithms.reinforce.sampled_reinforce`.
 
     Each step draws ``batch_size`` pairs ``x ~ rho, y ~ pi(.|x)`` from ``rng`` (prompts first,
     then responses, the same order as the linear version) and steps along
@@ -661,7 +661,7 @@ def network_ppo_noclip_objective(
 ) -> float:
     """PPO-NoClip's ``L_t = mean_i [w_i r_i - beta (w_i log w_i - w_i + 1)]`` for the network (paper Algorithm 1, cf. Eq. (20)).
 
-    The objective of :func:`covpo.ppo.ppo_noclip_objective`, with
+    The objective of :func:`covpo.algorithms.ppo.ppo_noclip_objective`, with
     ``w_i = pi_params(y_i|x_i) / pi_t(y_i|x_i)`` and ``pi_t`` the policy ``batch`` was drawn from.
     """
     beta = check_positive("beta", beta)
@@ -703,11 +703,11 @@ def network_ppo_noclip(
     """PPO-NoClip (paper Algorithm 1, section 3.2) through the network: APMD with a reused batch.
 
     Each outer iteration resets ``pi_ref <- pi_t``, draws ``N = batch_size`` prompts with one
-    response each from ``pi_t`` (:func:`covpo.ppo.draw_batch`) and takes ``K = inner_steps``
-    steps along :func:`network_ppo_noclip_gradient` on that batch (:func:`covpo.ppo.ascend`,
+    response each from ``pi_t`` (:func:`covpo.algorithms.ppo.draw_batch`) and takes ``K = inner_steps``
+    steps along :func:`network_ppo_noclip_gradient` on that batch (:func:`covpo.algorithms.ppo.ascend`,
     which raises ``FloatingPointError`` if a step leaves the parameters non-finite). Costs:
     one reset, ``N`` responses and ``K`` gradient steps per outer iteration. Returns an
-    :class:`~covpo.mirror_descent.APMDResult`, as :func:`network_exact_apmd` does.
+    :class:`~covpo.algorithms.mirror_descent.APMDResult`, as :func:`network_exact_apmd` does.
     """
     network = _check_network(instance, network)
     params = network.check_params(params).copy()
@@ -752,7 +752,7 @@ def network_ppo_noclip(
 
 
 FAMILIES = ("collapse", "random")
-"""The instance families of :func:`nonlinear_experiment`, as in :mod:`covpo.ppo_experiments`."""
+"""The instance families of :func:`nonlinear_experiment`, as in :mod:`covpo.experiments.ppo`."""
 METHODS = (
     "exact REINFORCE",
     "exact APMD, few inner steps",
@@ -1146,9 +1146,9 @@ def nonlinear_experiment(
 ) -> NonlinearExperiment:
     """Every method of :data:`METHODS` with the linear and the network policy, on one instance per family.
 
-    The collapse instance is :func:`covpo.ppo_experiments.collapse_family` at ``collapse_coverage``
+    The collapse instance is :func:`covpo.experiments.ppo.collapse_family` at ``collapse_coverage``
     (4 prompts x 102 responses, one-hot features, ``d = 408``), the random one
-    :func:`covpo.ppo_experiments.random_family` at ``random_coverage`` (50 x 8, ``d = 6``). For
+    :func:`covpo.experiments.ppo.random_family` at ``random_coverage`` (50 x 8, ``d = 6``). For
     each seed the network (:class:`TwoLayerNetwork` of width ``width`` with skip term) starts
     from :func:`initial_parameters` with ``np.random.default_rng(seed)``, and every sampled run
     of either policy draws from a fresh ``np.random.default_rng(seed)``. Both policies run at

@@ -2,7 +2,7 @@
 
 One function per figure, named after it; each returns a frozen record the chapter's
 plotting code reads. They share one member of the family, ``gap = 0.03``, where no fixed
-reference strength escapes (:func:`~covpo.collapse.sweeps.beta_escape_map`), and the
+reference strength escapes (:func:`~covpo.experiments.collapse.sweeps.beta_escape_map`), and the
 protocol of the paper's appendix C.1 as we reconstruct it: fixed-reference
 REINFORCE at the strongest beta whose regularized optimum is still eps-optimal with margin,
 APMD at a much larger beta with a fixed number of exact gradient steps per reset, one
@@ -30,7 +30,7 @@ from .engine import (
     _log_spaced_steps,
     exact_collapse_run,
 )
-from .instance import (
+from covpo.collapse_instance import (
     DEFAULT_EPS_FRACTION,
     DEFAULT_MARGIN,
     CollapseInstance,
@@ -143,8 +143,8 @@ def figure_2a_data(
     1. REINFORCE's strength is the strongest fixed-reference beta whose optimum has
        suboptimality ``margin * eps`` (anything stronger cannot reach eps at all).
     2. The learning rate is the one that improves APMD's reward fastest, without a
-       decrease, over ``learning_rate_steps`` steps (:func:`~covpo.collapse.reset_sweeps.apmd_learning_rate_sweep`).
-    3. At that rate the inner step count is swept (:func:`~covpo.collapse.reset_sweeps.inner_steps_sweep`);
+       decrease, over ``learning_rate_steps`` steps (:func:`~covpo.experiments.collapse.reset_sweeps.apmd_learning_rate_sweep`).
+    3. At that rate the inner step count is swept (:func:`~covpo.experiments.collapse.reset_sweeps.inner_steps_sweep`);
        APMD uses the fastest that keeps coverage.
     4. Both methods start at the base model and run ``max_steps`` exact gradient steps at
        that one rate; the steps to eps and the lowest coverage come from runs that stop at eps.
@@ -386,7 +386,7 @@ def figure_3_data(
 ) -> Figure3Data:
     """The weakly and strongly regularized surfaces and the stack APMD solves (paper Fig. 3, appendix C.1).
 
-    Each surface comes from :func:`~covpo.collapse.landscape.landscape_grid`. The stack holds
+    Each surface comes from :func:`~covpo.experiments.collapse.landscape.landscape_grid`. The stack holds
     ``n_surfaces`` of the subproblems ``J_beta(.; pi_t)``, evenly spread over the resets
     before APMD reaches eps; each is a strongly regularized, well-conditioned problem around
     its own reference, and their maximizers step toward the optimum.

@@ -1,6 +1,6 @@
 """The measurements of chapter 5: baselines, curvature and the paper's Table 1 (paper section 4, appendices I to K).
 
-Everything here is built on :mod:`covpo.squared_loss`: the exact population losses,
+Everything here is built on :mod:`covpo.algorithms.squared_loss`: the exact population losses,
 Hessians and baseline moments, and the three sampled algorithms.
 
 - :func:`baseline_bias_sweep`: how far each baseline's expectation sits from the normalizer
@@ -23,10 +23,10 @@ import numpy as np
 from covpo.fits import fit_line
 from covpo.instances import BanditInstance, tabular_instance
 from covpo.objectives import regularized_optimum
-from covpo.parallel import run_tasks
+from covpo.experiments.parallel import run_tasks
 from covpo.policies import kl_per_prompt, log_coverage, log_policy
-from covpo.ppo_experiments import MethodSettings, collapse_family_methods, random_family_methods, summarize_run
-from covpo.squared_loss import (
+from covpo.experiments.ppo import MethodSettings, collapse_family_methods, random_family_methods, summarize_run
+from covpo.algorithms.squared_loss import (
     kimi_population_hessian,
     kimi_population_loss,
     kimi_population_minimizer,
@@ -66,7 +66,7 @@ class BaselineBiasSweep:
 
     All biases are ``E_x |E bhat(x) - b_t(x)|`` (``rho``-weighted); step errors are
     ``E_x KL(pi_min || pi*_{t+1})`` where ``pi_min`` minimizes the population Kimi loss with the
-    baseline's expectation (:func:`covpo.squared_loss.kimi_population_minimizer`).
+    baseline's expectation (:func:`covpo.algorithms.squared_loss.kimi_population_minimizer`).
 
     Attributes
     ----------
@@ -610,7 +610,7 @@ def table_1(
     ``K`` and ``eta = eta_scale / beta^2`` (the losses' curvature grows like ``beta^2``) and
     last ``n_iterations`` outer iterations; each run reads its costs to every ``eps`` off one
     trajectory. Run ``i`` draws from ``np.random.default_rng([seed, i])``. The runs go
-    through :func:`covpo.parallel.run_tasks`.
+    through :func:`covpo.experiments.parallel.run_tasks`.
 
     Parameters
     ----------
@@ -679,7 +679,7 @@ def squared_loss_methods(family: str) -> tuple[MethodSettings, ...]:
     """The three squared-loss methods with chapter 5's settings, plus chapter 4's PPO-Lite for reference.
 
     ``family`` is ``"random"`` or ``"collapse"`` (the families of
-    :mod:`covpo.ppo_experiments`). Every method uses ``beta = 0.5`` and ``eta = 2 / beta^2``.
+    :mod:`covpo.experiments.ppo`). Every method uses ``beta = 0.5`` and ``eta = 2 / beta^2``.
     On the random family: ``N = 256``, ``K = 10``, 40 outer iterations, ``G = 8`` for
     KimiPO-Norm. On the collapse family: ``K = 40``, 25 outer iterations, ``N = 256`` for
     Rebel-OnPolicy and ``N = 1024`` for the two Kimi-style methods, which lose decades of
@@ -772,7 +772,7 @@ def batch_size_study(
     """Run each method at each batch size ``N`` (all else as in its settings) for every seed.
 
     Run ``(i, j, k)`` draws from ``np.random.default_rng([seed_k, i, j])`` and uses the first
-    learning rate of the method's grid; the runs go through :func:`covpo.parallel.run_tasks`.
+    learning rate of the method's grid; the runs go through :func:`covpo.experiments.parallel.run_tasks`.
     """
     methods = tuple(methods)
     if not methods:

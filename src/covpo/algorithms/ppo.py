@@ -1,7 +1,7 @@
 """PPO-NoClip and PPO-Lite: importance-weighted inner loops for APMD (paper section 3).
 
 Paper sections 3.2 and 3.3, Algorithms 1 and 2, appendices G and H. Each outer iteration
-``t`` of APMD (:func:`covpo.mirror_descent.apmd`) draws one batch of ``N`` prompts with one
+``t`` of APMD (:func:`covpo.algorithms.mirror_descent.apmd`) draws one batch of ``N`` prompts with one
 response each from the reference ``pi_t`` and reuses it for all ``K`` inner gradient steps,
 correcting for the drift of ``pi_theta`` away from ``pi_t`` with the importance weight
 ``w_theta(x, y) = pi_theta(y|x) / pi_t(y|x)``.
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from covpo.instances import BanditInstance
-from covpo.mirror_descent import InnerLoop, InnerLoopContext, Subproblem, apmd
+from covpo.algorithms.mirror_descent import InnerLoop, InnerLoopContext, Subproblem, apmd
 from covpo.policies import kl_per_prompt, log_policy, sample_prompts, sample_responses
 from covpo.trajectory import Trajectory
 from covpo.validation import check_count, check_positive
@@ -539,7 +539,7 @@ def ppo_noclip_steps(
 def ppo_noclip_inner_loop(
     batch_size: int, inner_steps: int, eta: float, ratios: RatioRecorder | None = None
 ) -> InnerLoop:
-    """The PPO-NoClip inner loop for :func:`covpo.mirror_descent.apmd` (paper section 3.2, Algorithm 1).
+    """The PPO-NoClip inner loop for :func:`covpo.algorithms.mirror_descent.apmd` (paper section 3.2, Algorithm 1).
 
     Parameters
     ----------
@@ -593,7 +593,7 @@ def ppo_lite_inner_loop(
     kl: str = "exact",
     ratios: RatioRecorder | None = None,
 ) -> InnerLoop:
-    """The PPO-Lite inner loop for :func:`covpo.mirror_descent.apmd` (paper section 3.3, Algorithm 2).
+    """The PPO-Lite inner loop for :func:`covpo.algorithms.mirror_descent.apmd` (paper section 3.3, Algorithm 2).
 
     Parameters
     ----------
@@ -662,7 +662,7 @@ def apmd_with_ratios(
     algorithm: str,
     settings: dict | None = None,
 ) -> PolicyOptimizationRun:
-    """Run :func:`covpo.mirror_descent.apmd` with a sampling inner loop bound to ``ratios``.
+    """Run :func:`covpo.algorithms.mirror_descent.apmd` with a sampling inner loop bound to ``ratios``.
 
     The one place every sampled instance of APMD (PPO, GRPO with resets, the squared-loss
     methods) turns into a :class:`PolicyOptimizationRun`: the shared trajectory record plus the

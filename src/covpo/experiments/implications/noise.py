@@ -2,22 +2,22 @@
 
 The paper's lower bound and its constructions use exact gradients; what sampling noise does to
 coverage it leaves open. This module measures it on the stacked collapse family of chapter 4
-(:func:`~covpo.ppo_experiments.collapse_family`): every method of :func:`noise_methods` runs
+(:func:`~covpo.experiments.ppo.collapse_family`): every method of :func:`noise_methods` runs
 with the same response budget from many seeds, and each run's **depth**,
 ``min_{t, x} log10 c_t(x) / c_0(x)`` over its recorded iterates and prompts (``<= 0``), is set
 beside the depth of the method's exact-gradient counterpart (:func:`exact_counterpart`):
 
-- sampled REINFORCE (no reference): exact REINFORCE (:func:`covpo.reinforce.exact_reinforce`)
+- sampled REINFORCE (no reference): exact REINFORCE (:func:`covpo.algorithms.reinforce.exact_reinforce`)
   at the same learning rate and step count, its expectation;
 - GRPO with the reference fixed at ``pi_0`` and no KL, one inner step: exact REINFORCE at
   ``eta (1 - 1/G)``, the expectation of a group-centred step at ``w = 1``;
-- PPO-Lite and GRPO with resets: exact-gradient APMD (:func:`covpo.mirror_descent.apmd` with
-  :func:`~covpo.mirror_descent.gradient_ascent_inner_loop`) at the same ``beta``, ``K`` and
+- PPO-Lite and GRPO with resets: exact-gradient APMD (:func:`covpo.algorithms.mirror_descent.apmd` with
+  :func:`~covpo.algorithms.mirror_descent.gradient_ascent_inner_loop`) at the same ``beta``, ``K`` and
   ``eta``. For PPO-Lite with the exact penalty and an inactive clip this is the population
   version of the same inner loop; for GRPO it is only the nearest analogue (its k3 penalty
   follows the reverse KL and its centred advantages scale the reward gradient by ``1 - 1/G``).
 
-Every run is one task of :func:`covpo.parallel.run_tasks`, seeded by
+Every run is one task of :func:`covpo.experiments.parallel.run_tasks`, seeded by
 ``np.random.default_rng([seed, method, coverage, s])``, so results do not depend on the joblib
 backend or the number of workers. The settings are ours; the paper has no such experiment.
 """
@@ -31,11 +31,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from covpo.instances import BanditInstance
-from covpo.mirror_descent import apmd, gradient_ascent_inner_loop
-from covpo.parallel import run_tasks
+from covpo.algorithms.mirror_descent import apmd, gradient_ascent_inner_loop
+from covpo.experiments.parallel import run_tasks
 from covpo.policies import base_log_policy, log_coverage
-from covpo.ppo_experiments import MethodSettings, collapse_family, run_method
-from covpo.reinforce import exact_reinforce
+from covpo.experiments.ppo import MethodSettings, collapse_family, run_method
+from covpo.algorithms.reinforce import exact_reinforce
 from covpo.table import Table
 from covpo.trajectory import LOG10_E, Trajectory
 from covpo.validation import check_count, check_finite_array, check_positive
@@ -105,7 +105,7 @@ def sampled_noise_run(
 ) -> tuple[float, int, float, bool]:
     """One seed of one method: ``(depth, responses to eps or -1, final J* - J, diverged)``.
 
-    :func:`~covpo.ppo_experiments.run_method` with ``np.random.default_rng(list(seed))``; a
+    :func:`~covpo.experiments.ppo.run_method` with ``np.random.default_rng(list(seed))``; a
     run whose parameters become non-finite is reported as ``(nan, -1, nan, True)``.
     """
     try:
@@ -137,7 +137,7 @@ class NoiseStudy:
     Attributes
     ----------
     methods
-        The budgeted :class:`~covpo.ppo_experiments.MethodSettings`, ``(n_methods,)``.
+        The budgeted :class:`~covpo.experiments.ppo.MethodSettings`, ``(n_methods,)``.
     coverages
         ``C_cov`` of each instance, ``(n_coverages,)``.
     response_budget, eps, seed, collapse_decades
@@ -313,9 +313,9 @@ def noise_study(
     Parameters
     ----------
     coverages
-        ``C_cov`` of the instances (:func:`~covpo.ppo_experiments.collapse_family`), each ``> 0``.
+        ``C_cov`` of the instances (:func:`~covpo.experiments.ppo.collapse_family`), each ``> 0``.
     methods
-        :class:`~covpo.ppo_experiments.MethodSettings` run at the first learning rate of their
+        :class:`~covpo.experiments.ppo.MethodSettings` run at the first learning rate of their
         grid; :func:`noise_methods` by default. Each gets the outer iterations the budget allows.
     response_budget
         Responses every sampled run may draw.
@@ -326,7 +326,7 @@ def noise_study(
     collapse_decades
         The fall below base coverage, in decades, that counts as a collapse.
     progress
-        Show :func:`~covpo.parallel.run_tasks`' progress bar.
+        Show :func:`~covpo.experiments.parallel.run_tasks`' progress bar.
     """
     coverages = check_finite_array("coverages", coverages, ndim=1)
     if coverages.size == 0 or np.any(coverages <= 0.0):

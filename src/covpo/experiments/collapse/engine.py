@@ -9,7 +9,7 @@ recorded minimum and steps to eps are exact however sparse the records.
 
 The KL term pulls toward a reference given by its class log masses. REINFORCE keeps the
 base model as the reference; the same loop resets it to the current policy every
-``inner_steps`` steps for APMD (:mod:`covpo.collapse.resets`), so both methods share one
+``inner_steps`` steps for APMD (:mod:`covpo.experiments.collapse.resets`), so both methods share one
 engine and one cost accounting.
 """
 
@@ -26,7 +26,7 @@ from tqdm.std import tqdm
 from covpo.trajectory import LOG10_E, Trajectory, trajectory_from_arrays
 from covpo.validation import check_count, check_nonnegative, check_positive
 
-from .instance import (
+from covpo.collapse_instance import (
     CollapseInstance,
     _check_beta,
     _check_eps,
@@ -245,7 +245,7 @@ def _as_record_steps(record_steps: Sequence[int] | None, max_steps: int, n_recor
 
 @dataclass(frozen=True)
 class CollapseRun:
-    """One exact-gradient run (REINFORCE or APMD) on a :class:`~covpo.collapse.instance.CollapseInstance`.
+    """One exact-gradient run (REINFORCE or APMD) on a :class:`~covpo.collapse_instance.CollapseInstance`.
 
     It keeps the exact reduced state of every record next to the shared trajectory record.
 
@@ -304,7 +304,7 @@ def _assemble_run(
     """Merge the log-spaced records, the lowest-coverage state and the final state of one run.
 
     With a reset period ``inner_steps > 0`` the record at step ``s`` has counted
-    ``ceil(s / inner_steps)`` reference resets, the convention of :func:`covpo.mirror_descent.apmd`.
+    ``ceil(s / inner_steps)`` reference resets, the convention of :func:`covpo.algorithms.mirror_descent.apmd`.
     """
     final_step = int(runs.final_steps[index])
     kept = runs.record_steps <= final_step
@@ -359,7 +359,7 @@ def exact_collapse_run(
     Parameters
     ----------
     instance
-        A :class:`~covpo.collapse.instance.CollapseInstance`.
+        A :class:`~covpo.collapse_instance.CollapseInstance`.
     eta
         Learning rate, ``> 0``.
     max_steps

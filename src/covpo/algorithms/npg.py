@@ -12,7 +12,7 @@ solves the normal equations ``F w* = grad J(pi_theta)``. The NPG step of size ``
 with a linear reward ``A = <theta_star, phi - phibar>``, so ``w* = theta_star`` (up to the null
 space of ``F``, which does not move the policy) and NPG is exact mirror descent. It is also
 the minimizer of Rebel-OnPolicy's population loss and one Newton step on KimiPO's population
-loss from ``theta_t`` (:mod:`covpo.squared_loss`), which is how the paper relates it to the
+loss from ``theta_t`` (:mod:`covpo.algorithms.squared_loss`), which is how the paper relates it to the
 squared-loss methods.
 """
 
@@ -23,9 +23,9 @@ import functools
 import numpy as np
 
 from covpo.instances import BanditInstance
-from covpo.mirror_descent import APMDResult, InnerLoop, InnerLoopContext, Subproblem, apmd
+from covpo.algorithms.mirror_descent import APMDResult, InnerLoop, InnerLoopContext, Subproblem, apmd
 from covpo.policies import log_policy
-from covpo.ppo import draw_batch
+from covpo.algorithms.ppo import draw_batch
 from covpo.validation import check_count, check_finite_array, check_positive, check_shape
 
 
@@ -149,7 +149,7 @@ def sampled_npg_steps(
 
 
 def sampled_npg_inner_loop(batch_size: int, group_size: int = 2) -> InnerLoop:
-    """The sampled NPG inner loop for :func:`covpo.mirror_descent.apmd`: ``N`` prompts, ``G`` responses each."""
+    """The sampled NPG inner loop for :func:`covpo.algorithms.mirror_descent.apmd`: ``N`` prompts, ``G`` responses each."""
     batch_size = check_count("batch_size", batch_size)
     group_size = check_count("group_size", group_size, minimum=2)
     return functools.partial(sampled_npg_steps, batch_size=batch_size, group_size=group_size)

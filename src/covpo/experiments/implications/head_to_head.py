@@ -5,14 +5,14 @@ budget and the same seeds, and reports the same costs (paper section 5, its
 summary claim: reference resets are coverage-preserving, fixed references are not):
 
 - :class:`Entry`: one algorithm and its settings (a superset of chapter 4's
-  :class:`~covpo.ppo_experiments.MethodSettings`, which it wraps for the five algorithms
+  :class:`~covpo.experiments.ppo.MethodSettings`, which it wraps for the five algorithms
   chapter 4 runs); :data:`ALGORITHMS` lists the keys;
 - :func:`run_entry`: one run of one entry on one instance at one learning rate;
 - :func:`filtered_sft` and :func:`best_of_n_trajectory`: the two coverage-governed baselines
   that no other module runs (supervised fine-tuning on reward-filtered base samples, and
   Best-of-N sampling from the base model, a test-time procedure);
 - :func:`head_to_head`: every entry on every instance for every seed, through
-  :func:`covpo.parallel.run_tasks`, with a frozen :class:`HeadToHead` record, its
+  :func:`covpo.experiments.parallel.run_tasks`, with a frozen :class:`HeadToHead` record, its
   :meth:`~HeadToHead.table` and :meth:`~HeadToHead.summary`;
 - :func:`default_suite`, :func:`default_entries` and :func:`default_head_to_head`: the book's
   suite and settings, reproducible from one call.
@@ -21,7 +21,7 @@ Cost conventions (decided here, stated in every table):
 
 - *responses* are every response an algorithm samples, baselines' extra responses included;
   *steps* are gradient steps (one natural-gradient step counts as one);
-- **exact APMD** (:func:`covpo.mirror_descent.exact_target_inner_loop`) samples nothing and
+- **exact APMD** (:func:`covpo.algorithms.mirror_descent.exact_target_inner_loop`) samples nothing and
   takes no gradient step; its cost is the number of outer iterations (exact solves), reported
   in the steps column and marked ``exact`` in the responses column; so is **exact REINFORCE**
   (population gradients, no responses);
@@ -44,16 +44,16 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
-from covpo.best_of_n import best_of_n_samples_needed, log_best_of_n_success
+from covpo.algorithms.best_of_n import best_of_n_samples_needed, log_best_of_n_success
 from covpo.coverage_instances import dialled_coverage_instance
 from covpo.instances import BanditInstance
-from covpo.mirror_descent import apmd, exact_target_inner_loop
-from covpo.npg import npg
+from covpo.algorithms.mirror_descent import apmd, exact_target_inner_loop
+from covpo.algorithms.npg import npg
 from covpo.objectives import regularized_optimum
-from covpo.parallel import run_tasks
+from covpo.experiments.parallel import run_tasks
 from covpo.policies import base_log_policy, expected_reward, log_coverage, log_policy
-from covpo.ppo import draw_batch
-from covpo.ppo_experiments import (
+from covpo.algorithms.ppo import draw_batch
+from covpo.experiments.ppo import (
     COLLAPSE_COVERAGES,
     COLLAPSE_GAP,
     COLLAPSE_N_ZERO,
@@ -65,7 +65,7 @@ from covpo.ppo_experiments import (
     run_method,
     stacked_collapse_instance,
 )
-from covpo.reinforce import exact_reinforce, sampled_reinforce
+from covpo.algorithms.reinforce import exact_reinforce, sampled_reinforce
 from covpo.table import Table
 from covpo.trajectory import Trajectory, TrajectoryRecorder, trajectory_from_arrays
 from covpo.validation import (
@@ -81,7 +81,7 @@ CHAPTER_4_ALGORITHMS = ("ppo_noclip", "ppo_lite", "grpo_reset", "grpo_fixed", "r
 SQUARED_LOSS_ALGORITHMS = ("kimipo", "kimipo_norm", "rebel_onpolicy")
 """Chapter 5's three algorithms."""
 METHOD_ALGORITHMS = (*CHAPTER_4_ALGORITHMS, *SQUARED_LOSS_ALGORITHMS)
-"""The algorithms :class:`~covpo.ppo_experiments.MethodSettings` describes, run through :func:`~covpo.ppo_experiments.run_method`."""
+"""The algorithms :class:`~covpo.experiments.ppo.MethodSettings` describes, run through :func:`~covpo.experiments.ppo.run_method`."""
 BASELINE_ALGORITHMS = ("kimipo", "kimipo_norm")
 """Algorithms whose ``group_size`` counts extra baseline responses (``extra_responses`` of ``MethodSettings``)."""
 EXACT_ALGORITHMS = ("apmd_exact", "reinforce_exact")
@@ -131,7 +131,7 @@ class Entry:
     name
         The label in tables and figures.
     algorithm
-        One of :data:`ALGORITHMS`: chapter 4's five (:class:`~covpo.ppo_experiments.MethodSettings`),
+        One of :data:`ALGORITHMS`: chapter 4's five (:class:`~covpo.experiments.ppo.MethodSettings`),
         ``"reinforce_kl"`` (sampled REINFORCE on ``J - beta KL(pi || pi_0)``, paper section 2.1),
         ``"kimipo"``, ``"kimipo_norm"``, ``"rebel_onpolicy"`` (paper section 4), ``"npg"``
         (sampled NPG with resets, step ``1 / beta``), ``"apmd_exact"`` (exact targets),
@@ -190,7 +190,7 @@ class Entry:
 
     @classmethod
     def from_method(cls, settings: MethodSettings) -> Entry:
-        """The entry that runs a :class:`~covpo.ppo_experiments.MethodSettings` (chapters 4 and 5) unchanged."""
+        """The entry that runs a :class:`~covpo.experiments.ppo.MethodSettings` (chapters 4 and 5) unchanged."""
         if settings.algorithm not in METHOD_ALGORITHMS:
             raise ValueError(f"settings.algorithm must be one of {METHOD_ALGORITHMS}, got {settings.algorithm!r}")
         fields = {name: getattr(settings, name) for name in _shared_fields()}
@@ -199,7 +199,7 @@ class Entry:
         return cls(**fields)
 
     def method_settings(self) -> MethodSettings:
-        """This entry as a :class:`~covpo.ppo_experiments.MethodSettings` (the algorithms of chapters 4 and 5 only)."""
+        """This entry as a :class:`~covpo.experiments.ppo.MethodSettings` (the algorithms of chapters 4 and 5 only)."""
         if self.algorithm not in METHOD_ALGORITHMS:
             raise ValueError(f"algorithm {self.algorithm!r} is not one of {METHOD_ALGORITHMS}")
         fields = {name: getattr(self, name) for name in _shared_fields()}
@@ -249,7 +249,7 @@ class Entry:
 
 
 def _shared_fields() -> tuple[str, ...]:
-    """The fields :class:`Entry` and :class:`~covpo.ppo_experiments.MethodSettings` have in common."""
+    """The fields :class:`Entry` and :class:`~covpo.experiments.ppo.MethodSettings` have in common."""
     own = {field.name for field in dataclasses.fields(Entry)}
     return tuple(field.name for field in dataclasses.fields(MethodSettings) if field.name in own)
 
@@ -362,7 +362,7 @@ def best_of_n_log_policy(instance: BanditInstance, log_probs: np.ndarray, n: int
     Per prompt, with ``F(v)`` the probability that one draw has reward at most ``v`` and ``p(v)``
     that it has reward exactly ``v``, the best of ``n`` draws has reward ``v`` with probability
     ``F(v)^n - (F(v) - p(v))^n = F(v)^n (1 - (1 - p(v) / F(v))^n)``; the second factor is
-    :func:`covpo.best_of_n.log_best_of_n_success` at ``log(p(v) / F(v))``, exact when ``p(v)`` is
+    :func:`covpo.algorithms.best_of_n.log_best_of_n_success` at ``log(p(v) / F(v))``, exact when ``p(v)`` is
     far below ``1e-300``. Ties go to the first best draw, so that mass is shared by the responses
     of reward ``v`` in proportion to ``pi``.
     """
@@ -381,7 +381,7 @@ def best_of_n_log_policy(instance: BanditInstance, log_probs: np.ndarray, n: int
 def best_of_n_size(instance: BanditInstance, delta: float) -> int:
     """``N = max_x ceil(log(1/delta) / -log(1 - c_0(x)))``: every prompt succeeds with probability ``1 - delta``.
 
-    :func:`covpo.best_of_n.best_of_n_samples_needed` at each prompt's base coverage; one ``N``
+    :func:`covpo.algorithms.best_of_n.best_of_n_samples_needed` at each prompt's base coverage; one ``N``
     for all prompts, since a test-time procedure does not know which prompt is hard.
     """
     needed = best_of_n_samples_needed(log_coverage(instance, base_log_policy(instance)), delta)
@@ -748,13 +748,13 @@ def head_to_head(
 ) -> HeadToHead:
     """Run every entry on every instance for every seed and record its costs to eps-optimality.
 
-    All runs go through :func:`covpo.parallel.run_tasks`, so the joblib configuration of the
+    All runs go through :func:`covpo.experiments.parallel.run_tasks`, so the joblib configuration of the
     caller decides where they run. The run of entry ``i`` on instance ``j`` at learning rate
     ``k`` for ``seed`` draws from ``np.random.default_rng([seed, j, i, k])``: results are
     identical bit for bit for every backend and number of workers. Per instance, an entry keeps
     the learning rate of its grid that reaches eps in the most seeds, then with the fewest
     median responses, steps, and the lowest median final gap (the rule of
-    :func:`~covpo.ppo_experiments.cost_sweep`, over seeds); all its seeds are reported at that
+    :func:`~covpo.experiments.ppo.cost_sweep`, over seeds); all its seeds are reported at that
     rate. Exact entries and Best-of-N do not depend on the seed and run once per instance.
 
     Parameters
@@ -853,7 +853,7 @@ def default_suite(size: str = "book") -> tuple[SuitePart, ...]:
     """The head-to-head's instances: the tabular collapse family and the random dialled-coverage family.
 
     ``"book"``: three coverages of each family at chapter 4's shapes
-    (:func:`~covpo.ppo_experiments.collapse_family`, :func:`~covpo.ppo_experiments.random_family`).
+    (:func:`~covpo.experiments.ppo.collapse_family`, :func:`~covpo.experiments.ppo.random_family`).
     ``"full"``: chapter 4's five coverages of each, the collapse family also with 8 prompts,
     and the random family also with 200 prompts and with 16 responses in ``d = 24``.
     """
@@ -879,15 +879,15 @@ def _chapter_4_entries(family: str) -> tuple[Entry, ...]:
 def default_entries(family: str) -> tuple[Entry, ...]:
     """Every algorithm of the book at our settings for ``family`` (``"collapse"`` or ``"random"``).
 
-    Chapter 4's five methods keep its settings (:func:`~covpo.ppo_experiments.random_family_methods`,
-    :func:`~covpo.ppo_experiments.collapse_family_methods`); the squared-loss methods take the
+    Chapter 4's five methods keep its settings (:func:`~covpo.experiments.ppo.random_family_methods`,
+    :func:`~covpo.experiments.ppo.collapse_family_methods`); the squared-loss methods take the
     reset methods' ``beta = 1``, batch (256 responses per iteration) and inner steps, with
     ``eta = 2 / beta^2`` (their curvature scales like ``beta^2``; ``8 / beta^2`` diverges on
     both families). NPG steps by ``1 / beta``: ``beta = 1`` with ``N = 128, G = 2`` on the random
     family; on the tabular collapse family its least-squares direction is underdetermined
     (``d = 408``) and ``beta`` of 1, 2 or 4 let the iterates blow up on some seeds, so it runs
     at ``beta = 8`` with ``N = 32, G = 8``: stable, and slow. REINFORCE with a KL penalty is
-    :func:`~covpo.reinforce.sampled_reinforce` with ``beta`` from :data:`FAMILY_BETA_FIXED_KL`;
+    :func:`~covpo.algorithms.reinforce.sampled_reinforce` with ``beta`` from :data:`FAMILY_BETA_FIXED_KL`;
     SFT draws 32 prompts with 8 responses each per round and takes 10 steps. Every sampling
     entry's ``T`` is then set so that it spends the family's :data:`FAMILY_RESPONSE_BUDGET`;
     exact APMD gets 50 outer iterations, exact REINFORCE 1,000 steps.

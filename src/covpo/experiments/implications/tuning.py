@@ -8,7 +8,7 @@ it with two maps over a grid of ``beta``, at a fixed response budget (``T`` oute
 
 - :func:`inner_steps_map`: PPO-NoClip (or PPO-Lite) with resets over ``(beta, K)``;
 - :func:`clip_width_map`: PPO-Lite over ``(beta, width)``, the interval
-  :func:`~covpo.ppo_experiments.clip_width_thresholds` (width 1 is the default
+  :func:`~covpo.experiments.ppo.clip_width_thresholds` (width 1 is the default
   ``[exp(-R/beta), exp(R/beta)]``, the narrowest that never clips the target).
 
 Each cell records, per seed, the responses to eps-optimality, the final suboptimality and the
@@ -17,7 +17,7 @@ chapters prescribe, to draw on the maps: the strongest ``beta`` whose mirror-des
 fits the budget (exact, and from the rate bound), the inner step count of chapter 3's rule
 ``eta beta K >= 16``, a coverage-aware version of it, and where PPO's fixed interval sits.
 
-Every run is one task of :func:`covpo.parallel.run_tasks`; the run of seed ``s`` draws from
+Every run is one task of :func:`covpo.experiments.parallel.run_tasks`; the run of seed ``s`` draws from
 ``np.random.default_rng([seed, s])`` in every cell (common random numbers across the grid), so
 the maps are identical bit for bit under any joblib backend and number of workers. The
 instance, grids, budgets and constants are ours; the paper's are not reproduced.
@@ -31,14 +31,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-from covpo.collapse.instance import DEFAULT_OPTIMAL_PROB
+from covpo.collapse_instance import DEFAULT_OPTIMAL_PROB
 from covpo.instances import BanditInstance
-from covpo.mirror_descent import mirror_descent_bound
+from covpo.algorithms.mirror_descent import mirror_descent_bound
 from covpo.objectives import regularized_optimum
-from covpo.parallel import run_tasks
+from covpo.experiments.parallel import run_tasks
 from covpo.policies import base_log_policy, expected_reward, log_coverage
-from covpo.ppo import ppo_lite, ppo_noclip
-from covpo.ppo_experiments import clip_width_thresholds, collapse_family
+from covpo.algorithms.ppo import ppo_lite, ppo_noclip
+from covpo.experiments.ppo import clip_width_thresholds, collapse_family
 from covpo.table import Table
 from covpo.validation import check_count, check_positive, check_positive_grid
 
@@ -107,7 +107,7 @@ class TuningPrescriptions:
         ``T / s*``: the strongest ``beta`` whose exact mirror descent reaches eps in ``T`` resets.
     beta_horizon_bound
         The strongest ``beta`` the rate bound certifies, ``beta E_x log(1/c_0) / T <= eps``
-        (:func:`~covpo.mirror_descent.mirror_descent_bound`); a sufficient condition, far below ``beta_horizon``.
+        (:func:`~covpo.algorithms.mirror_descent.mirror_descent_bound`); a sufficient condition, far below ``beta_horizon``.
     accuracy_inner_steps
         ``K`` with ``eta beta K = 16``, chapter 3's boundary; with ``eta = eta_beta / beta`` it does not depend on ``beta``.
     coverage_aware_inner_steps
@@ -116,7 +116,7 @@ class TuningPrescriptions:
         the error of a response's logit by ``1 - eta beta pi(y)``, so the rare optimal response
         needs ``1 / c_0`` times more steps (our linearization, calibrated on chapter 3).
     betas, fixed_interval_widths
-        The map's ``beta`` grid and the width at which :func:`~covpo.ppo_experiments.clip_width_thresholds`
+        The map's ``beta`` grid and the width at which :func:`~covpo.experiments.ppo.clip_width_thresholds`
         equals the fixed interval ``[0.8, 1.25]`` at each ``beta`` (``beta log 1.25 / R``).
     """
 
@@ -194,7 +194,7 @@ class TuningMap:
     algorithm
         ``"ppo_noclip"`` or ``"ppo_lite"``.
     row_name
-        ``"K"`` (inner steps) or ``"width"`` (clipping interval, :func:`~covpo.ppo_experiments.clip_width_thresholds`).
+        ``"K"`` (inner steps) or ``"width"`` (clipping interval, :func:`~covpo.experiments.ppo.clip_width_thresholds`).
     rows, betas
         The grid, ``(n_rows,)`` and ``(n_betas,)``.
     responses_to_eps
@@ -429,7 +429,7 @@ def tuning_run(
     """One cell's run for one seed: ``(responses to eps or -1, final J* - J, coverage loss in decades, diverged)``.
 
     PPO-NoClip or PPO-Lite (paper sections 3.2 and 3.3) with ``eta = eta_beta / beta``; PPO-Lite clips to
-    :func:`~covpo.ppo_experiments.clip_width_thresholds` ``(beta, R, width)``, the default
+    :func:`~covpo.experiments.ppo.clip_width_thresholds` ``(beta, R, width)``, the default
     interval when ``width`` is ``None``. Draws from ``np.random.default_rng(list(seed))``. A
     run whose parameters become non-finite is reported as diverged (``-1, nan, nan, True``).
     """
@@ -548,7 +548,7 @@ def inner_steps_map(
     n_seeds, seed
         Runs per cell; seed ``s`` draws from ``np.random.default_rng([seed, s])`` in every cell.
     progress
-        Show :func:`~covpo.parallel.run_tasks`' progress bar.
+        Show :func:`~covpo.experiments.parallel.run_tasks`' progress bar.
     """
     algorithm = _check_algorithm(algorithm)
     betas = check_positive_grid("betas", betas)
@@ -589,5 +589,5 @@ def clip_width_map(
 
 
 def book_tuning_instance(coverage: float = BOOK_COVERAGE) -> BanditInstance:
-    """The collapse-family instance (:func:`~covpo.ppo_experiments.collapse_family`) with ``C_cov = coverage``."""
+    """The collapse-family instance (:func:`~covpo.experiments.ppo.collapse_family`) with ``C_cov = coverage``."""
     return collapse_family((check_positive("coverage", coverage),))[0]

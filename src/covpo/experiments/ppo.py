@@ -1,7 +1,7 @@
 """The measurements of chapter 4: PPO-NoClip, PPO-Lite and GRPO-style runs side by side (paper section 3).
 
-Paper sections 3.2 and 3.3, appendices G and H. The algorithms live in :mod:`covpo.ppo`,
-:mod:`covpo.grpo` and :mod:`covpo.reinforce`; this module runs them at settings the chapter
+Paper sections 3.2 and 3.3, appendices G and H. The algorithms live in :mod:`covpo.algorithms.ppo`,
+:mod:`covpo.algorithms.grpo` and :mod:`covpo.algorithms.reinforce`; this module runs them at settings the chapter
 prints and returns frozen records for the figures of :mod:`covpo.plots.ppo`:
 
 - :func:`stacked_collapse_instance`: several prompts, each a tabular copy of the coverage-collapse
@@ -33,10 +33,10 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
-from covpo.collapse import collapse_instance
+from covpo.experiments.collapse import collapse_instance
 from covpo.coverage_instances import dialled_coverage_instance
 from covpo.fits import fit_line
-from covpo.grpo import grpo
+from covpo.algorithms.grpo import grpo
 from covpo.instances import BanditInstance, tabular_instance
 from covpo.objectives import (
     regularized_gradient,
@@ -50,8 +50,8 @@ from covpo.policies import (
     log_coverage,
     log_policy,
 )
-from covpo.parallel import run_tasks
-from covpo.ppo import (
+from covpo.experiments.parallel import run_tasks
+from covpo.algorithms.ppo import (
     PolicyOptimizationRun,
     check_clip_thresholds,
     default_clip_thresholds,
@@ -59,8 +59,8 @@ from covpo.ppo import (
     ppo_lite,
     ppo_noclip,
 )
-from covpo.reinforce import sampled_reinforce
-from covpo.squared_loss import kimipo, kimipo_norm, rebel_onpolicy
+from covpo.algorithms.reinforce import sampled_reinforce
+from covpo.algorithms.squared_loss import kimipo, kimipo_norm, rebel_onpolicy
 from covpo.table import Table
 from covpo.trajectory import Trajectory
 from covpo.validation import (
@@ -228,7 +228,7 @@ def ratio_spread(
 ) -> RatioSpread:
     """Quantiles and extremes of the importance weights of an APMD run, per outer iteration.
 
-    ``run`` is a :func:`~covpo.ppo.ppo_noclip` or :func:`~covpo.ppo.ppo_lite` run; its
+    ``run`` is a :func:`~covpo.algorithms.ppo.ppo_noclip` or :func:`~covpo.algorithms.ppo.ppo_lite` run; its
     ``thetas`` give ``pi_t`` and ``pi_{t+1}`` and its ratio record the extremes over the inner
     iterates. Quantiles are weighted by ``rho(x) pi_t(y|x)``.
     """
@@ -429,7 +429,7 @@ def ratio_bounds_table(tables: Mapping[str, RatioBoundsTable]) -> Table:
 def clip_width_thresholds(beta: float, max_reward: float, width: float) -> tuple[float, float]:
     """``(exp(-width R / beta), exp(width R / beta))``: the default interval scaled in log space.
 
-    ``width = 1`` is :func:`~covpo.ppo.default_clip_thresholds`, the narrowest interval that
+    ``width = 1`` is :func:`~covpo.algorithms.ppo.default_clip_thresholds`, the narrowest interval that
     never clips the target; ``width < 1`` clips it, ``width > 1`` is looser. The exponent is
     capped at :data:`MAX_LOG_THRESHOLD` so the thresholds stay finite.
     """
@@ -679,9 +679,9 @@ def batch_estimates(
 
     ``prompts`` and ``responses`` have shape ``(M, N)``, ``M`` batches of ``N`` samples from
     the reference ``pi_ref`` (``log_reference``). Returns per batch, vectorized over batches,
-    PPO-NoClip's ``L_t`` and its gradient (:func:`covpo.ppo.ppo_noclip_objective`,
-    :func:`covpo.ppo.ppo_noclip_gradient`), PPO-Lite's clipped objective with the exact KL
-    and its gradient (:func:`covpo.ppo.ppo_lite_objective`, :func:`covpo.ppo.ppo_lite_gradient`),
+    PPO-NoClip's ``L_t`` and its gradient (:func:`covpo.algorithms.ppo.ppo_noclip_objective`,
+    :func:`covpo.algorithms.ppo.ppo_noclip_gradient`), PPO-Lite's clipped objective with the exact KL
+    and its gradient (:func:`covpo.algorithms.ppo.ppo_lite_objective`, :func:`covpo.algorithms.ppo.ppo_lite_gradient`),
     and the clipped share, under the keys ``noclip``, ``noclip_gradient``, ``lite``,
     ``lite_gradient`` and ``clipped``.
     """
@@ -730,7 +730,7 @@ def estimator_spread(
     """Spread of the importance-weighted estimates, clipped and unclipped, at a fixed batch size.
 
     The reference is the base model; candidates ``theta_0 + s theta_star`` (the instance needs
-    ``reward_theta``). ``thresholds`` default to :func:`~covpo.ppo.default_clip_thresholds` for
+    ``reward_theta``). ``thresholds`` default to :func:`~covpo.algorithms.ppo.default_clip_thresholds` for
     ``beta``. One stack of ``n_batches`` batches from ``np.random.default_rng(seed)`` serves
     every candidate and both estimators (common random numbers).
     """
@@ -809,10 +809,10 @@ class MethodSettings:
         The label in tables and figures.
     algorithm
         One of :data:`ALGORITHMS`: ``"ppo_noclip"``, ``"ppo_lite"`` (default thresholds, exact
-        KL), ``"grpo_reset"`` and ``"grpo_fixed"`` (:func:`covpo.grpo.grpo` with the reference
+        KL), ``"grpo_reset"`` and ``"grpo_fixed"`` (:func:`covpo.algorithms.grpo.grpo` with the reference
         reset every iteration or fixed at the base model) and ``"reinforce"``
-        (:func:`covpo.reinforce.sampled_reinforce`, no KL), and the squared-loss methods
-        ``"kimipo"``, ``"kimipo_norm"`` and ``"rebel_onpolicy"`` (:mod:`covpo.squared_loss`).
+        (:func:`covpo.algorithms.reinforce.sampled_reinforce`, no KL), and the squared-loss methods
+        ``"kimipo"``, ``"kimipo_norm"`` and ``"rebel_onpolicy"`` (:mod:`covpo.algorithms.squared_loss`).
     beta
         KL strength (0 for none; ``"grpo_fixed"`` and ``"reinforce"`` only).
     batch_size
@@ -890,7 +890,7 @@ def run_method(settings: MethodSettings, instance: BanditInstance, eta: float, r
     """Run one method at learning rate ``eta`` for its whole budget; return its trajectory.
 
     A learning rate too large for the importance weights raises ``FloatingPointError``
-    (from :func:`covpo.ppo.ascend`).
+    (from :func:`covpo.algorithms.ppo.ascend`).
     """
     common = {"batch_size": settings.batch_size, "inner_steps": settings.inner_steps, "eta": eta, "rng": rng}
     if settings.algorithm == "kimipo":
@@ -1133,7 +1133,7 @@ def cost_sweep(
     the fewest responses (fewest steps on a tie; if none reaches it, the lowest final
     suboptimality). A learning rate whose run diverges counts as not reaching eps. Every run
     on instance ``i`` draws from ``np.random.default_rng([seed, i])``, whatever the method and
-    learning rate. The runs go through :func:`covpo.parallel.run_tasks`, so the results do not
+    learning rate. The runs go through :func:`covpo.experiments.parallel.run_tasks`, so the results do not
     depend on the joblib backend.
     """
     coverages = check_finite_array("coverages", coverages, ndim=1)
@@ -1397,7 +1397,7 @@ def reverse_kl_optimum(instance: BanditInstance, log_reference: np.ndarray, beta
     """Log-probabilities of ``argmax_pi J(pi) - beta E_x KL(pi_ref || pi)`` over all policies.
 
     The k3 penalty, differentiated on a batch drawn from ``pi_theta``, follows the gradient of
-    this *reverse* KL (:func:`covpo.grpo.grpo_gradient`). Per prompt, stationarity gives
+    this *reverse* KL (:func:`covpo.algorithms.grpo.grpo_gradient`). Per prompt, stationarity gives
     ``pi(y) = beta pi_ref(y) / (lambda - r(y))`` with ``lambda`` in
     ``(max r, max r + beta]`` set by normalization; ``lambda`` is found by
     :func:`scipy.optimize.brentq` from the exact bracket

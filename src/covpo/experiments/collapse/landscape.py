@@ -1,7 +1,7 @@
 """Views for the figures: the objective over the ``(u, v)`` plane and the path on the simplex (paper appendix C.1).
 
 The three-logit state is exactly two-dimensional up to a common shift (see
-:mod:`covpo.collapse.instance`), so a surface over the plane and a run drawn on it lose
+:mod:`covpo.collapse_instance`), so a surface over the plane and a run drawn on it lose
 nothing; the simplex of class masses is the other exact view.
 """
 
@@ -16,7 +16,7 @@ from covpo.trajectory import LOG10_E
 from covpo.validation import check_count, check_finite_array
 
 from .engine import CollapseRun
-from .instance import (
+from covpo.collapse_instance import (
     CollapseInstance,
     _check_beta,
     _check_instance,

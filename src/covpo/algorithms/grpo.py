@@ -14,7 +14,7 @@ term is toward a reference that is either
 - **fixed** at the base model ``pi_0`` (common practice; ``beta = 0``, no KL, is the default
   of TRL's trainer), run by :func:`grpo` with ``reference="fixed"``: no resets; or
 - **reset** to ``pi_t`` every outer iteration (DeepSeekMath's iterative GRPO, ProRL): an
-  instance of APMD, :func:`grpo_inner_loop` for :func:`covpo.mirror_descent.apmd`.
+  instance of APMD, :func:`grpo_inner_loop` for :func:`covpo.algorithms.mirror_descent.apmd`.
 
 The KL term is exact per sampled prompt (``"exact"``) or the k3 estimator
 ``mean_ij [exp(lr_ij) - lr_ij - 1]``, ``lr = log pi_ref - log pi_theta`` (``"k3"``), as
@@ -29,9 +29,9 @@ from collections.abc import Callable
 import numpy as np
 
 from covpo.instances import BanditInstance
-from covpo.mirror_descent import InnerLoop, InnerLoopContext, Subproblem
+from covpo.algorithms.mirror_descent import InnerLoop, InnerLoopContext, Subproblem
 from covpo.policies import base_log_policy, log_policy
-from covpo.ppo import (
+from covpo.algorithms.ppo import (
     BatchTerms,
     Evaluation,
     PolicyOptimizationRun,
@@ -163,7 +163,7 @@ def grpo_objective(
     instance, theta
         The bandit and the parameters of ``pi_theta``.
     batch
-        Groups drawn from ``pi_old``, shape ``(N, G)`` (:func:`covpo.ppo.draw_batch`).
+        Groups drawn from ``pi_old``, shape ``(N, G)`` (:func:`covpo.algorithms.ppo.draw_batch`).
     advantages
         ``A_ij``, the batch's shape (:func:`group_advantages`).
     log_reference
@@ -294,7 +294,7 @@ def grpo_inner_loop(
     std_eps: float = DEFAULT_STD_EPS,
     ratios: RatioRecorder | None = None,
 ) -> InnerLoop:
-    """The iterative-GRPO inner loop for :func:`covpo.mirror_descent.apmd` (reference reset each iteration).
+    """The iterative-GRPO inner loop for :func:`covpo.algorithms.mirror_descent.apmd` (reference reset each iteration).
 
     Parameters
     ----------
@@ -313,7 +313,7 @@ def grpo_inner_loop(
     scale_by_std, std_eps
         Divide advantages by the group's standard deviation plus ``std_eps``.
     ratios
-        Optional :class:`~covpo.ppo.RatioRecorder`; its clip fraction is the share of samples
+        Optional :class:`~covpo.algorithms.ppo.RatioRecorder`; its clip fraction is the share of samples
         where :func:`grpo_clip_mask` holds.
     """
     settings = _check_grpo_settings(

@@ -10,7 +10,7 @@ Both variants ascend ``J_beta(pi_theta; pi_0) = J(pi_theta) - beta E_x KL(pi_the
 
 Every recorded iterate is evaluated exactly (reward, log coverage, KL to the base model), so
 runs compare on equal terms with the other algorithms. The reduced, compiled engine for the
-coverage-collapse instance lives in :mod:`covpo.collapse`.
+coverage-collapse instance lives in :mod:`covpo.experiments.collapse`.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 APMD with the inner loop of ``inner_steps`` exact gradient steps: gradient ascent on
 ``J_beta(pi_theta; pi_ref)`` at one constant learning rate, with the reference ``pi_ref``
 reset to the current policy every ``inner_steps`` steps; the first reference is the base
-model. It is :func:`covpo.mirror_descent.apmd` with
+model. It is :func:`covpo.algorithms.mirror_descent.apmd` with
 ``gradient_ascent_inner_loop(inner_steps, eta)`` on the reduced state, and the same compiled
-engine as REINFORCE (:mod:`covpo.collapse.engine`), so both are costed in gradient steps on
+engine as REINFORCE (:mod:`covpo.experiments.collapse.engine`), so both are costed in gradient steps on
 equal terms: the horizontal axis of every APMD figure counts gradient steps, not resets.
 
 Constants, measured on this family (our instance and constants, not the paper's). The
@@ -20,7 +20,7 @@ conditions shape the choice:
 - accuracy: an inner loop of ``K`` steps must actually solve its subproblem, which on this
   family takes about ``eta * beta * K >= 16``; with fewer steps APMD drifts toward REINFORCE
   (``K = 1`` *is* REINFORCE: the KL gradient vanishes at the reference) and coverage
-  collapses again (:func:`covpo.collapse.reset_sweeps.inner_steps_sweep`).
+  collapses again (:func:`covpo.experiments.collapse.reset_sweeps.inner_steps_sweep`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from .engine import (
     _settings,
     _summarize,
 )
-from .instance import (
+from covpo.collapse_instance import (
     CollapseInstance,
     _check_eps,
     _check_instance,
@@ -74,13 +74,13 @@ def exact_apmd_run(
     takes ``inner_steps`` steps ``theta <- theta + eta grad J_beta(pi_theta; pi_t)``. The run
     stops at the first step with ``J* - J <= eps`` when ``eps`` is given, else after
     ``max_steps`` gradient steps, which need not be a multiple of ``inner_steps``. The record
-    at step ``s`` has counted ``ceil(s / inner_steps)`` resets, as :func:`covpo.mirror_descent.apmd`
+    at step ``s`` has counted ``ceil(s / inner_steps)`` resets, as :func:`covpo.algorithms.mirror_descent.apmd`
     counts them; its KL is to the base model.
 
     Parameters
     ----------
     instance
-        A :class:`~covpo.collapse.instance.CollapseInstance`.
+        A :class:`~covpo.collapse_instance.CollapseInstance`.
     beta
         Strength of the KL penalty toward the current reference, ``> 0``.
     inner_steps
@@ -131,7 +131,7 @@ def exact_apmd_many(
     """Advance many exact APMD runs in one compiled call, each until eps-optimality or the budget.
 
     The runs of :func:`exact_apmd_run` without records, with the arguments of
-    :func:`~covpo.collapse.engine.exact_reinforce_many`: ``etas``, ``betas``, ``inner_steps``
+    :func:`~covpo.experiments.collapse.engine.exact_reinforce_many`: ``etas``, ``betas``, ``inner_steps``
     and ``eps`` are scalars (shared) or one value per instance, so a knob sweep passes one
     instance per knob value and an inner-step sweep one period per run (paper section 3.1, appendix C.1).
     """

@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import logsumexp
 
-from covpo.collapse.instance import DEFAULT_DISTRACTOR_PROB, DEFAULT_OPTIMAL_PROB
+from covpo.collapse_instance import DEFAULT_DISTRACTOR_PROB, DEFAULT_OPTIMAL_PROB
 from covpo.instances import OPTIMAL_REWARD_TOLERANCE
 from covpo.policies import kl_per_prompt, sample_responses
-from covpo.reinforce import check_baseline
+from covpo.algorithms.reinforce import check_baseline
 from covpo.table import Table
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import (
@@ -633,7 +633,7 @@ def sampled_reinforce_gradient(
 
     ``A_i`` is the shaped reward ``r - beta log(pi_theta / pi_0)`` of the whole sequence (just
     ``r`` without ``beta``) minus the leave-one-out or batch-mean baseline, as in
-    :func:`covpo.reinforce.sampled_gradient` (paper section 2.1).
+    :func:`covpo.algorithms.reinforce.sampled_gradient` (paper section 2.1).
     """
     prompts = np.ravel(prompts).astype(np.int64)
     sequences = np.ravel(sequences).astype(np.int64)

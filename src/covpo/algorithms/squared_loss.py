@@ -23,7 +23,7 @@ so the inner loop can *regress* the log-ratio onto shifted rewards. With a basel
 Each outer iteration draws one batch from ``pi_t`` and reuses it for ``K`` full-batch
 gradient-*descent* steps ``theta <- theta - eta grad L_hat(theta)`` from ``theta_t``, the
 same batch-reuse pattern, cost accounting and ratio diagnostics as the PPO inner loops of
-:mod:`covpo.ppo` (every response drawn is counted, the baseline's extra responses included).
+:mod:`covpo.algorithms.ppo` (every response drawn is counted, the baseline's extra responses included).
 
 For softmax-linear policies, with scores ``s_theta(x, y) = phi(x, y) - phibar_theta(x)``,
 residual ``e = r - bhat - beta u_theta`` and ``Cov_theta(x)`` the feature covariance under
@@ -52,7 +52,7 @@ from scipy.optimize import minimize
 from scipy.special import gammaln, logsumexp
 
 from covpo.instances import BanditInstance
-from covpo.mirror_descent import (
+from covpo.algorithms.mirror_descent import (
     InnerLoop,
     InnerLoopContext,
     Subproblem,
@@ -60,7 +60,7 @@ from covpo.mirror_descent import (
 )
 from covpo.objectives import regularized_optimum
 from covpo.policies import log_policy, sample_responses
-from covpo.ppo import (
+from covpo.algorithms.ppo import (
     Evaluation,
     PolicyOptimizationRun,
     RatioRecorder,
@@ -652,7 +652,7 @@ def draw_baseline_batch(
     """Draw ``N`` prompts, each with one regression response and ``M`` baseline responses from ``pi_t``.
 
     All ``N (M + 1)`` responses come from one vectorized call
-    (:func:`covpo.ppo.draw_batch` with a group of ``M + 1``); the first of each group is the
+    (:func:`covpo.algorithms.ppo.draw_batch` with a group of ``M + 1``); the first of each group is the
     regression response. ``baseline="mean"`` gives KimiPO's :func:`mean_baseline`,
     ``"normalizer"`` KimiPO-Norm's :func:`normalizer_baseline` (which needs ``beta``).
     """
@@ -783,7 +783,7 @@ def kimipo_inner_loop(
     extra_responses: int = 1,
     ratios: RatioRecorder | None = None,
 ) -> InnerLoop:
-    """The KimiPO inner loop for :func:`covpo.mirror_descent.apmd` (paper section 4.2, Algorithm 3).
+    """The KimiPO inner loop for :func:`covpo.algorithms.mirror_descent.apmd` (paper section 4.2, Algorithm 3).
 
     Parameters
     ----------
@@ -797,7 +797,7 @@ def kimipo_inner_loop(
     extra_responses
         ``M``, responses per prompt averaged into the mean baseline (``1`` in the paper).
     ratios
-        Optional :class:`~covpo.ppo.RatioRecorder` for the log-ratio diagnostics.
+        Optional :class:`~covpo.algorithms.ppo.RatioRecorder` for the log-ratio diagnostics.
     """
     batch_size, inner_steps, eta = check_inner_loop_sizes(batch_size, inner_steps, eta)
     extra_responses = check_count("extra_responses", extra_responses)
@@ -870,7 +870,7 @@ def rebel_steps(
 def rebel_onpolicy_inner_loop(
     batch_size: int, inner_steps: int, eta: float, ratios: RatioRecorder | None = None
 ) -> InnerLoop:
-    """The Rebel-OnPolicy inner loop for :func:`covpo.mirror_descent.apmd` (paper section 4.3, Algorithm 5).
+    """The Rebel-OnPolicy inner loop for :func:`covpo.algorithms.mirror_descent.apmd` (paper section 4.3, Algorithm 5).
 
     Parameters
     ----------
@@ -881,7 +881,7 @@ def rebel_onpolicy_inner_loop(
         ``2 beta^2 mean_i d_i d_i^T`` with ``d_i = phi(y_i) - phi(y'_i)``, so ``eta`` below
         ``1 / (beta^2 max_i |d_i|^2)`` always descends.
     ratios
-        Optional :class:`~covpo.ppo.RatioRecorder`.
+        Optional :class:`~covpo.algorithms.ppo.RatioRecorder`.
     """
     batch_size, inner_steps, eta = check_inner_loop_sizes(batch_size, inner_steps, eta)
     return functools.partial(rebel_steps, ratios, batch_size=batch_size, inner_steps=inner_steps, eta=eta)

@@ -4,16 +4,16 @@ One prompt, an optimal response (reward 1), a distractor (reward ``1 - gap``) an
 exchangeable zero-reward responses; exact-gradient REINFORCE on it makes coverage collapse
 while reward rises. The subpackage follows the data flow of the book, one job per module:
 
-- :mod:`covpo.collapse.instance`: the instance, its closed forms and the ``(u, v)`` plane;
-- :mod:`covpo.collapse.engine`: the compiled exact-gradient REINFORCE engine;
-- :mod:`covpo.collapse.sweeps`: the sweeps chapter 2 reports;
-- :mod:`covpo.collapse.landscape`: the objective over the plane and the path on the simplex;
-- :mod:`covpo.collapse.sampled`: stochastic REINFORCE on the same instance;
-- :mod:`covpo.collapse.resets`: exact-gradient APMD (reference resets) in the same engine;
-- :mod:`covpo.collapse.reset_sweeps`: the sweeps of APMD (learning rate, inner steps, knob);
-- :mod:`covpo.collapse.paper_figures`: the data of the paper's Figures 1, 2a and 3.
+- :mod:`covpo.collapse_instance`: the instance, its closed forms and the ``(u, v)`` plane;
+- :mod:`covpo.experiments.collapse.engine`: the compiled exact-gradient REINFORCE engine;
+- :mod:`covpo.experiments.collapse.sweeps`: the sweeps chapter 2 reports;
+- :mod:`covpo.experiments.collapse.landscape`: the objective over the plane and the path on the simplex;
+- :mod:`covpo.experiments.collapse.sampled`: stochastic REINFORCE on the same instance;
+- :mod:`covpo.experiments.collapse.resets`: exact-gradient APMD (reference resets) in the same engine;
+- :mod:`covpo.experiments.collapse.reset_sweeps`: the sweeps of APMD (learning rate, inner steps, knob);
+- :mod:`covpo.experiments.collapse.paper_figures`: the data of the paper's Figures 1, 2a and 3.
 
-Every public name is re-exported here, so ``from covpo.collapse import exact_collapse_run``
+Every public name is re-exported here, so ``from covpo.experiments.collapse import exact_collapse_run``
 works whichever module holds it.
 """
 
@@ -30,7 +30,7 @@ from .engine import (
     exact_reinforce_many,
     run_exact_reinforce,
 )
-from .instance import (
+from covpo.collapse_instance import (
     BETA_SEARCH_BOUNDS,
     DEFAULT_DISTRACTOR_PROB,
     DEFAULT_EPS_FRACTION,

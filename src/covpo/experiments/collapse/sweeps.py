@@ -28,7 +28,7 @@ from covpo.validation import (
 )
 
 from .engine import DEFAULT_ETA, DEFAULT_MAX_STEPS, _run_exact, exact_reinforce_many
-from .instance import (
+from covpo.collapse_instance import (
     DEFAULT_DISTRACTOR_PROB,
     DEFAULT_EPS_FRACTION,
     DEFAULT_MARGIN,
@@ -158,7 +158,7 @@ def steps_to_eps_sweep(
     Every knob value keeps the same base model coverage; ``eps = eps_fraction * gap`` sits
     below the gap, so the optimal response must overtake the distractor. With
     ``regularized=True`` each run adds the KL penalty toward the base model at the strength
-    :func:`~covpo.collapse.instance.strongest_eps_optimal_beta` picks for its eps. All runs
+    :func:`~covpo.collapse_instance.strongest_eps_optimal_beta` picks for its eps. All runs
     advance in one compiled call.
 
     Parameters
@@ -174,7 +174,7 @@ def steps_to_eps_sweep(
     regularized, margin
         Whether to regularize toward the base model, and the margin of the beta rule.
     optimal_prob, distractor_prob, n_zero
-        The instance family (:func:`~covpo.collapse.instance.collapse_instance`).
+        The instance family (:func:`~covpo.collapse_instance.collapse_instance`).
     delta
         Failure probability for the Best-of-N comparison.
     progress
@@ -411,7 +411,7 @@ def beta_escape_map(
     collapse_factor
         A run collapses when its coverage falls below ``base_coverage / collapse_factor``; ``> 1``.
     optimal_prob, distractor_prob, n_zero
-        The instance family (:func:`~covpo.collapse.instance.collapse_instance`).
+        The instance family (:func:`~covpo.collapse_instance.collapse_instance`).
     progress
         Show a progress bar; by default only when the map is long to compute.
     """

@@ -29,7 +29,7 @@ from covpo.validation import (
 )
 
 from .engine import DEFAULT_ETA, DEFAULT_MAX_STEPS, CollapseRun, _run_exact
-from .instance import (
+from covpo.collapse_instance import (
     DEFAULT_DISTRACTOR_PROB,
     DEFAULT_EPS_FRACTION,
     DEFAULT_N_ZERO,
@@ -103,7 +103,7 @@ def apmd_learning_rate_sweep(
     Each learning rate runs ``n_steps`` exact APMD steps; the pick is the fastest rate whose
     reward rises at every step. Rates past the stable range oscillate, and on this family a
     rate with ``eta * beta >= 4`` also stalls where the optimal response and the distractor
-    hold equal mass (:mod:`covpo.collapse.resets`).
+    hold equal mass (:mod:`covpo.experiments.collapse.resets`).
     """
     instance = _check_instance(instance)
     etas = check_positive_grid("etas", etas)
@@ -186,7 +186,7 @@ def inner_steps_sweep(
     Parameters
     ----------
     instance
-        A :class:`~covpo.collapse.instance.CollapseInstance`.
+        A :class:`~covpo.collapse_instance.CollapseInstance`.
     inner_steps
         Gradient steps per reset to sweep, each ``>= 1``.
     etas
@@ -288,7 +288,7 @@ class APMDKnobSweep:
         Reference resets those steps took, ``ceil(steps / inner_steps)``.
     mirror_descent_resets
         Resets exact mirror descent at the same ``beta`` needs
-        (:func:`~covpo.collapse.resets.mirror_descent_resets_to_eps`), for comparison.
+        (:func:`~covpo.experiments.collapse.resets.mirror_descent_resets_to_eps`), for comparison.
     min_log10_coverage
         Lowest base-10 log coverage over every step of each run.
     min_coverage_ratio
@@ -333,7 +333,7 @@ def apmd_steps_along_knob(
     """Exact APMD's steps to eps as the distractor gap shrinks, the knob of chapter 2 (paper sections 2.1 and 3.1).
 
     The same instances, eps and learning rate as
-    :func:`~covpo.collapse.sweeps.steps_to_eps_sweep`, so the two sweeps compare directly:
+    :func:`~covpo.experiments.collapse.sweeps.steps_to_eps_sweep`, so the two sweeps compare directly:
     REINFORCE's steps grow like ``exp(c / gap)``, APMD's like a small power of ``1 / gap``,
     following exact mirror descent's ``beta / gap`` resets (paper section 3.1, Eq. (18)), and its coverage
     does not fall below the base coverage's level. All runs advance in one compiled call.
@@ -349,7 +349,7 @@ def apmd_steps_along_knob(
     max_steps
         Budget per run; runs that do not reach eps are censored there.
     optimal_prob, distractor_prob, n_zero
-        The instance family (:func:`~covpo.collapse.instance.collapse_instance`).
+        The instance family (:func:`~covpo.collapse_instance.collapse_instance`).
     progress
         Show a progress bar; by default only when the sweep is long.
     """
@@ -394,7 +394,7 @@ def inner_kl_per_reset(run: CollapseRun, beta: float, inner_steps: int) -> np.nd
 
     ``pi*_{t+1} proportional to pi_t exp(r / beta)`` is the exact mirror-descent step from the
     reference ``pi_t``; the value is the accuracy with which the inner loop solved subproblem
-    ``t``, the quantity :attr:`covpo.mirror_descent.APMDResult.inner_kl` keeps. The zero-reward
+    ``t``, the quantity :attr:`covpo.algorithms.mirror_descent.APMDResult.inner_kl` keeps. The zero-reward
     responses share one logit in the policy and in the target, so the KL over the three
     classes equals the KL over all responses. ``run`` must hold a record at every reset,
     ``inner_steps`` steps apart, from step 0 on (``record_steps`` at multiples of ``inner_steps``).
@@ -467,7 +467,7 @@ def inner_accuracy_sweep(
     Parameters
     ----------
     instance
-        A :class:`~covpo.collapse.instance.CollapseInstance`.
+        A :class:`~covpo.collapse_instance.CollapseInstance`.
     inner_steps
         Gradient steps per reset, each in ``[1, max_steps]``.
     etas

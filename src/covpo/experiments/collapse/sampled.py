@@ -13,12 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from covpo.reinforce import check_baseline
+from covpo.algorithms.reinforce import check_baseline
 from covpo.trajectory import Trajectory, trajectory_from_arrays
 from covpo.validation import check_count, check_nonnegative, check_positive
 
 from .engine import CHUNK_STEPS, _log_spaced_steps, _progress_bar, _settings
-from .instance import (
+from covpo.collapse_instance import (
     DEFAULT_EPS_FRACTION,
     CollapseInstance,
     _check_beta,
@@ -194,7 +194,7 @@ def sampled_collapse_run(
     Parameters
     ----------
     instance
-        A :class:`~covpo.collapse.instance.CollapseInstance`.
+        A :class:`~covpo.collapse_instance.CollapseInstance`.
     eta
         Learning rate, ``> 0``.
     n_steps
