@@ -1,8 +1,9 @@
 """The one record every algorithm returns, with the cost accounting in one place.
 
 The paper's claims are about two costs, responses sampled and gradient steps, plus the
-number of reference resets an algorithm performs. Algorithms never count these
-themselves: they report events to a :class:`TrajectoryRecorder`, which also stores the
+number of reference resets an algorithm performs and the rounds in which it generates
+responses (one round per fresh batch, however many gradient steps reuse it). Algorithms
+never count these themselves: they report events to a :class:`TrajectoryRecorder`, which also stores the
 per-record reward, per-prompt log coverage and KL to the base model, and turns all of it
 into an immutable :class:`Trajectory`.
 """
@@ -28,8 +29,10 @@ class Trajectory:
     ----------
     algorithm
         A short name of the algorithm that produced the run.
-    gradient_steps, responses_sampled, reference_resets
-        Cumulative costs at each recorded iterate, shape ``(n_records,)``.
+    gradient_steps, responses_sampled, reference_resets, generation_rounds
+        Cumulative costs at each recorded iterate, shape ``(n_records,)``. A generation
+        round is one fresh batch drawn from the current policy (an outer iteration of
+        PPO, one REINFORCE step); the gradient steps that reuse it cost no further round.
     reward
         Expected reward ``J(pi)`` of each recorded iterate (paper section 1.2).
     log_coverage
@@ -41,6 +44,14 @@ class Trajectory:
         ``J*`` of the instance, so suboptimality needs nothing else.
     settings
         The hyperparameters the run used, for labels and tables.
+    generation_rounds
+        See the costs above; zeros for exact-gradient runs, which sample nothing.
+    thetas
+        Parameters after each outer iteration, ``theta_0`` first, shape
+        ``(n_iterations + 1, dim)``; ``None`` for runs that do not keep them.
+    inner_kl
+        For instances of APMD, ``E_x KL(pi_{t+1} || pi*_{t+1})`` per outer iteration: how
+        accurately each inner loop solved its subproblem (paper section 3.1); ``None`` otherwise.
     """
 
     algorithm: str
@@ -52,6 +63,13 @@ class Trajectory:
     kl_to_base: np.ndarray
     optimal_value: float
     settings: dict = field(default_factory=dict)
+    generation_rounds: np.ndarray | None = None
+    thetas: np.ndarray | None = None
+    inner_kl: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.generation_rounds is None:
+            object.__setattr__(self, "generation_rounds", np.zeros_like(self.gradient_steps))
 
     @property
     def n_records(self) -> int:
@@ -83,6 +101,11 @@ class Trajectory:
         return int(self.gradient_steps[-1])
 
     @property
+    def total_generation_rounds(self) -> int:
+        """Generation rounds of the whole run."""
+        return int(self.generation_rounds[-1])
+
+    @property
     def total_responses(self) -> int:
         """Responses sampled in the whole run."""
         return int(self.responses_sampled[-1])
@@ -107,8 +130,8 @@ class Trajectory:
 class TrajectoryRecorder:
     """Counts an algorithm's costs as they happen and records its iterates.
 
-    Algorithms call :meth:`count_gradient_steps`, :meth:`count_responses` and
-    :meth:`count_reset` when they spend, and :meth:`record` when they want an iterate
+    Algorithms call :meth:`count_gradient_steps`, :meth:`count_responses` (which also
+    counts one generation round per call), and :meth:`count_reset` when they spend, and :meth:`record` when they want an iterate
     kept; :meth:`finish` freezes the result.
     """
 
@@ -119,15 +142,17 @@ class TrajectoryRecorder:
         self.gradient_steps = 0
         self.responses_sampled = 0
         self.reference_resets = 0
-        self._rows: list[tuple[int, int, int, float, np.ndarray, float]] = []
+        self.generation_rounds = 0
+        self._rows: list[tuple[int, int, int, int, float, np.ndarray, float]] = []
 
     def count_gradient_steps(self, count: int = 1) -> None:
         """Add ``count`` gradient steps."""
         self.gradient_steps += check_count("count", count, minimum=0)
 
     def count_responses(self, count: int) -> None:
-        """Add ``count`` sampled responses (every response an algorithm draws, baselines included)."""
+        """Add one generation round of ``count`` sampled responses (every response drawn, baselines included)."""
         self.responses_sampled += check_count("count", count, minimum=0)
+        self.generation_rounds += 1
 
     def count_reset(self) -> None:
         """Add one reset of the reference policy."""
@@ -141,6 +166,7 @@ class TrajectoryRecorder:
                 self.gradient_steps,
                 self.responses_sampled,
                 self.reference_resets,
+                self.generation_rounds,
                 float(reward),
                 coverage,
                 float(kl_to_base),
@@ -155,11 +181,11 @@ class TrajectoryRecorder:
             expected_kl(instance, log_probs, base_log_policy(instance)),
         )
 
-    def finish(self) -> Trajectory:
-        """Freeze the records into a :class:`Trajectory`."""
+    def finish(self, thetas: np.ndarray | None = None, inner_kl: np.ndarray | None = None) -> Trajectory:
+        """Freeze the records into a :class:`Trajectory`, with the outer iterates and inner accuracies if kept."""
         if not self._rows:
             raise ValueError("a trajectory needs at least one record; call record() first")
-        steps, responses, resets, reward, coverage, kl = zip(*self._rows)
+        steps, responses, resets, rounds, reward, coverage, kl = zip(*self._rows)
         return Trajectory(
             algorithm=self.algorithm,
             gradient_steps=np.array(steps, dtype=np.int64),
@@ -170,6 +196,9 @@ class TrajectoryRecorder:
             kl_to_base=np.array(kl, dtype=float),
             optimal_value=self.optimal_value,
             settings=self.settings,
+            generation_rounds=np.array(rounds, dtype=np.int64),
+            thetas=None if thetas is None else np.vstack(thetas),
+            inner_kl=None if inner_kl is None else np.asarray(inner_kl, dtype=float),
         )
 
 
@@ -183,6 +212,7 @@ def trajectory_from_arrays(
     responses_sampled: np.ndarray | None = None,
     reference_resets: np.ndarray | None = None,
     settings: dict | None = None,
+    generation_rounds: np.ndarray | None = None,
 ) -> Trajectory:
     """Build a :class:`Trajectory` from arrays that a compiled engine filled in one go.
 
@@ -210,4 +240,5 @@ def trajectory_from_arrays(
         kl_to_base=np.asarray(kl_to_base, dtype=float),
         optimal_value=float(optimal_value),
         settings=dict(settings or {}),
+        generation_rounds=zeros if generation_rounds is None else np.asarray(generation_rounds, dtype=np.int64),
     )
