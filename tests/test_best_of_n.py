@@ -1,4 +1,4 @@
-"""Best-of-N success probability, exact and sampled (paper section 1.3)."""
+"""Best-of-N success probability, exact and sampled, and the Best-of-N run (paper section 1.3)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from covpo import run
 from covpo.algorithms.best_of_n import (
-    best_of_n_curves,
+    best_of_n,
     best_of_n_samples_bound,
     best_of_n_samples_needed,
+    best_of_n_size,
     best_of_n_success,
-    coverage_instance,
     log_best_of_n_success,
     sampled_best_of_n,
 )
+from covpo.experiments.setting import best_of_n_curves, coverage_instance
 from covpo.policies import base_log_policy
 
 
@@ -50,3 +52,16 @@ def test_curves_are_reproducible_bit_for_bit():
     first = best_of_n_curves(*arguments, rng=np.random.default_rng(9))
     second = best_of_n_curves(*arguments, rng=np.random.default_rng(9))
     np.testing.assert_array_equal(first.sampled, second.sampled)
+
+
+def test_best_of_n_run_reports_the_exact_best_of_n_policy_at_its_size():
+    instance = coverage_instance(0.1)
+    trajectory = best_of_n(instance, delta=0.05)
+    size = best_of_n_size(instance, 0.05)
+    assert size == best_of_n_samples_needed(np.log(0.1), 0.05)
+    np.testing.assert_array_equal(trajectory.responses_sampled, [0, size])
+    np.testing.assert_array_equal(trajectory.gradient_steps, 0)
+    assert trajectory.log_coverage[-1, 0] == pytest.approx(log_best_of_n_success(np.log(0.1), size), rel=1e-12)
+    np.testing.assert_array_equal(run("best_of_n", instance, delta=0.05).reward, trajectory.reward)
+    with pytest.raises(ValueError, match="delta"):
+        best_of_n(instance, delta=0.0)

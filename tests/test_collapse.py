@@ -28,7 +28,7 @@ from covpo.experiments.collapse import (
 )
 from covpo.objectives import regularized_gradient, regularized_optimum, reward_gradient
 from covpo.policies import base_log_policy, expected_reward, log_coverage, log_policy
-from covpo.algorithms.reinforce import sampled_reinforce
+from covpo.algorithms.reinforce import reinforce
 
 # --- the instance ---------------------------------------------------------------------------
 
@@ -334,8 +334,10 @@ def test_sampled_engine_has_the_law_of_the_general_sampled_reinforce(beta):
         for seed in seeds[:n_seeds]
     ]
     general = [
-        sampled_reinforce(bandit, 2.0, n_steps, 4, np.random.default_rng(seed), beta=beta, record_every=n_steps)
-        .reward[-1]
+        reinforce(
+            bandit, eta=2.0, n_iterations=n_steps, batch_size=4, rng=np.random.default_rng(seed),
+            beta=0.0 if beta is None else beta, record_every=n_steps,
+        ).reward[-1]
         for seed in seeds[n_seeds:]
     ]
     spread = np.sqrt((np.var(engine) + np.var(general)) / n_seeds)

@@ -26,31 +26,31 @@ from covpo.experiments.collapse import (
     regularized_optimum_suboptimality,
 )
 from covpo.experiments.collapse.reset_sweeps import inner_accuracy_sweep, inner_kl_per_reset
-from covpo.algorithms.mirror_descent import apmd, exact_mirror_descent, gradient_ascent_inner_loop
+from covpo.algorithms.mirror_descent import apmd, exact_mirror_descent
 from covpo.objectives import regularized_objective
 from covpo.policies import log_policy
 
-# --- the engine against the meta-algorithm ---------------------------------------------------
+# --- the engine against the general APMD ------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("n_zero", "beta", "inner_steps", "eta"),
     [(5, 0.5, 3, 2.0), (12, 0.2, 1, 1.0), (20, 1.0, 4, 4.0), (8, 0.05, 7, 3.0)],
 )
-def test_apmd_engine_matches_the_meta_algorithm_step_for_step(n_zero, beta, inner_steps, eta):
+def test_apmd_engine_matches_the_general_apmd_step_for_step(n_zero, beta, inner_steps, eta):
     instance = collapse_instance(0.15, n_zero=n_zero)
     n_iterations = 20
     n_steps = n_iterations * inner_steps
     general = apmd(
-        instance.to_bandit(), beta, n_iterations, gradient_ascent_inner_loop(inner_steps, eta), record_each_step=True
+        instance.to_bandit(), beta=beta, eta=eta, n_iterations=n_iterations, inner_steps=inner_steps, record_each_step=True
     )
     run = exact_apmd_run(instance, beta, inner_steps, eta=eta, max_steps=n_steps, record_steps=np.arange(n_steps + 1))
     reduced = run.trajectory
-    np.testing.assert_array_equal(reduced.gradient_steps, general.trajectory.gradient_steps)
-    np.testing.assert_array_equal(reduced.reference_resets, general.trajectory.reference_resets)
-    np.testing.assert_allclose(reduced.reward, general.trajectory.reward, atol=1e-10)
-    np.testing.assert_allclose(reduced.log_coverage, general.trajectory.log_coverage, atol=1e-10)
-    np.testing.assert_allclose(reduced.kl_to_base, general.trajectory.kl_to_base, atol=1e-10)
+    np.testing.assert_array_equal(reduced.gradient_steps, general.gradient_steps)
+    np.testing.assert_array_equal(reduced.reference_resets, general.reference_resets)
+    np.testing.assert_allclose(reduced.reward, general.reward, atol=1e-10)
+    np.testing.assert_allclose(reduced.log_coverage, general.log_coverage, atol=1e-10)
+    np.testing.assert_allclose(reduced.kl_to_base, general.kl_to_base, atol=1e-10)
     at_resets = run.logits[::inner_steps]
     np.testing.assert_allclose(at_resets[:, :2], general.thetas[:, :2], atol=1e-10)
     np.testing.assert_allclose(np.repeat(at_resets[:, 2:], n_zero, axis=1), general.thetas[:, 2:], atol=1e-10)
@@ -91,7 +91,7 @@ def test_mirror_descent_resets_to_eps_is_the_first_eps_optimal_iterate():
     instance = collapse_instance(0.05, n_zero=10)
     beta, eps = 0.5, 0.025
     resets = mirror_descent_resets_to_eps(instance, beta, eps)
-    suboptimality = exact_mirror_descent(instance.to_bandit(), beta, resets).suboptimality
+    suboptimality = exact_mirror_descent(instance.to_bandit(), beta=beta, n_iterations=resets).suboptimality
     assert suboptimality[-1] <= eps < suboptimality[-2]
     assert regularized_optimum_suboptimality(instance, beta / resets) <= eps
 
@@ -279,10 +279,10 @@ def test_figure_3_stack_is_ascended_surface_by_surface():
 
 
 @pytest.mark.parametrize(("beta", "inner_steps", "eta"), [(0.5, 3, 2.0), (0.2, 1, 1.0), (1.0, 4, 4.0)])
-def test_inner_kl_per_reset_is_the_meta_algorithms_inner_kl(beta, inner_steps, eta):
+def test_inner_kl_per_reset_is_the_general_apmds_inner_kl(beta, inner_steps, eta):
     instance = collapse_instance(0.1, n_zero=9)
     n_iterations = 15
-    general = apmd(instance.to_bandit(), beta, n_iterations, gradient_ascent_inner_loop(inner_steps, eta))
+    general = apmd(instance.to_bandit(), beta=beta, eta=eta, n_iterations=n_iterations, inner_steps=inner_steps)
     n_steps = n_iterations * inner_steps
     run = exact_apmd_run(
         instance, beta, inner_steps, eta=eta, max_steps=n_steps, record_steps=np.arange(0, n_steps + 1, inner_steps)

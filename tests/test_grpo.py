@@ -14,14 +14,14 @@ from covpo.algorithms.grpo import (
     grpo,
     grpo_clip_mask,
     grpo_gradient,
-    grpo_inner_loop,
     grpo_objective,
     k3_estimate,
 )
+from covpo.algorithms.ratios import RatioRecorder
+from covpo.batches import ResponseBatch, batch_terms, draw_batch
 from covpo.instances import BanditInstance
-from covpo.algorithms.mirror_descent import apmd
-from covpo.policies import base_log_policy, kl_per_prompt, log_policy, sample_responses
-from covpo.algorithms.ppo import RatioRecorder, ResponseBatch, batch_terms, draw_batch
+from covpo.objectives import regularized_optimum
+from covpo.policies import base_log_policy, expected_kl, kl_per_prompt, log_policy, sample_responses
 from tests.helpers import finite_difference, small_instance
 
 
@@ -59,7 +59,10 @@ def test_a_group_of_one_is_rejected():
     with pytest.raises(ValueError, match="group_size"):
         group_advantages(np.ones((3, 1)))
     with pytest.raises(ValueError, match="group_size"):
-        grpo_inner_loop(4, 1, 2, 0.1)
+        grpo(
+            small_instance(), beta=0.1, eta=0.1, n_iterations=1, batch_size=4, group_size=1, inner_steps=2,
+            rng=np.random.default_rng(0),
+        )
 
 
 @settings(max_examples=100, deadline=None)
@@ -162,26 +165,34 @@ def test_clip_mask_follows_the_sign_of_the_advantage():
         ({"inner_steps": 0}, "inner_steps"),
         ({"eta": 0.0}, "eta"),
         ({"group_size": 1}, "group_size"),
+        ({"n_iterations": 0}, "n_iterations"),
+        ({"std_eps": 0.0}, "std_eps"),
+        ({"rng": None}, "rng"),
     ],
 )
-def test_grpo_validates_its_arguments(keywords, name):
-    arguments = {"batch_size": 4, "group_size": 4, "inner_steps": 2, "eta": 0.1, **keywords}
+@pytest.mark.parametrize("reference", ["fixed", "reset"])
+def test_grpo_validates_its_arguments(keywords, name, reference):
+    arguments = {
+        "beta": 0.1, "eta": 0.1, "n_iterations": 1, "batch_size": 4, "group_size": 4, "inner_steps": 2,
+        "rng": np.random.default_rng(0), "reference": reference, **keywords,
+    }
     with pytest.raises(ValueError, match=name):
-        grpo_inner_loop(**arguments)
-    with pytest.raises(ValueError, match=name):
-        grpo(small_instance(), 0.1, 1, rng=np.random.default_rng(0), **arguments)
+        grpo(small_instance(), **arguments)
 
 
 def test_reference_and_beta_are_validated():
     instance = small_instance()
-    common = {"batch_size": 4, "group_size": 4, "inner_steps": 1, "eta": 0.1, "rng": np.random.default_rng(0)}
+    common = {
+        "eta": 0.1, "n_iterations": 1, "batch_size": 4, "group_size": 4, "inner_steps": 1,
+        "rng": np.random.default_rng(0),
+    }
     with pytest.raises(ValueError, match="reference"):
-        grpo(instance, 0.1, 1, reference="sometimes", **common)
+        grpo(instance, beta=0.1, reference="sometimes", **common)
     with pytest.raises(ValueError, match="beta"):
-        grpo(instance, 0.0, 1, reference="reset", **common)
+        grpo(instance, beta=0.0, reference="reset", **common)
     with pytest.raises(ValueError, match="beta"):
-        grpo(instance, -0.1, 1, reference="fixed", **common)
-    assert grpo(instance, 0.0, 1, reference="fixed", **common).trajectory.settings["beta"] == 0.0
+        grpo(instance, beta=-0.1, reference="fixed", **common)
+    assert grpo(instance, beta=0.0, reference="fixed", **common).settings["beta"] == 0.0
 
 
 # ---------------------------------------------------------------------------------------
@@ -190,52 +201,116 @@ def test_reference_and_beta_are_validated():
 
 def test_costs_of_fixed_and_reset_runs():
     instance = small_instance()
-    common = {"batch_size": 5, "group_size": 4, "inner_steps": 3, "eta": 0.5}
-    fixed = grpo(instance, 0.1, 4, rng=np.random.default_rng(0), **common)
-    assert list(fixed.trajectory.responses_sampled) == [0, 20, 40, 60, 80]
-    assert list(fixed.trajectory.gradient_steps) == [0, 3, 6, 9, 12]
-    assert np.all(fixed.trajectory.reference_resets == 0)
-    assert fixed.inner_kl is None and fixed.ratios.n_rows == 4 * 4
-    reset = grpo(instance, 0.1, 4, rng=np.random.default_rng(0), reference="reset", **common)
-    assert list(reset.trajectory.reference_resets) == [0, 1, 2, 3, 4]
-    assert list(reset.trajectory.responses_sampled) == [0, 20, 40, 60, 80]
+    common = {"beta": 0.1, "eta": 0.5, "n_iterations": 4, "batch_size": 5, "group_size": 4, "inner_steps": 3}
+    ratios = RatioRecorder()
+    fixed = grpo(instance, rng=np.random.default_rng(0), on_inner_step=ratios, **common)
+    assert list(fixed.responses_sampled) == [0, 20, 40, 60, 80]
+    assert list(fixed.gradient_steps) == [0, 3, 6, 9, 12]
+    assert list(fixed.generation_rounds) == [0, 1, 2, 3, 4]
+    assert np.all(fixed.reference_resets == 0)
+    assert fixed.inner_kl is None and ratios.finish().n_rows == 4 * 4
+    assert fixed.thetas.shape == (5, instance.dim)
+    reset = grpo(instance, rng=np.random.default_rng(0), reference="reset", **common)
+    assert list(reset.reference_resets) == [0, 1, 2, 3, 4]
+    assert list(reset.responses_sampled) == [0, 20, 40, 60, 80]
+    assert list(reset.generation_rounds) == [0, 1, 2, 3, 4]
     assert reset.inner_kl.shape == (4,)
-    stepwise = grpo(instance, 0.1, 4, rng=np.random.default_rng(0), record_each_step=True, **common)
-    assert stepwise.trajectory.n_records == 1 + 4 * 3
+    stepwise = grpo(instance, rng=np.random.default_rng(0), record_each_step=True, **common)
+    assert stepwise.n_records == 1 + 4 * 3
     np.testing.assert_array_equal(stepwise.thetas, fixed.thetas)
 
 
-def test_the_reset_variant_is_apmd_with_the_grpo_inner_loop():
+def test_the_reset_variant_is_apmd_with_the_reference_reset_to_the_sampling_policy():
     instance = small_instance()
-    common = {"batch_size": 8, "group_size": 4, "inner_steps": 2, "eta": 0.5}
-    run = grpo(instance, 0.5, 3, rng=np.random.default_rng(4), reference="reset", **common)
-    recorder = RatioRecorder()
-    result = apmd(instance, 0.5, 3, grpo_inner_loop(**common, ratios=recorder), rng=np.random.default_rng(4))
-    np.testing.assert_array_equal(run.thetas, result.thetas)
-    np.testing.assert_array_equal(run.ratios.log_ratio_max, recorder.finish().log_ratio_max)
+    beta = 0.5
+    ratios = RatioRecorder()
+    run = grpo(
+        instance, beta=beta, eta=0.5, n_iterations=3, batch_size=8, group_size=4, inner_steps=2,
+        rng=np.random.default_rng(4), reference="reset", on_inner_step=ratios,
+    )
+    record = ratios.finish()
+    first = record.inner_step == 0
+    np.testing.assert_array_equal(record.log_ratio_max[first], 0.0)
+    np.testing.assert_array_equal(record.log_ratio_min[first], 0.0)
+    assert record.log_ratio_max[~first].max() > 0.0
+    for t in range(3):
+        target = regularized_optimum(instance, log_policy(instance, run.thetas[t]), beta)
+        assert run.inner_kl[t] == expected_kl(instance, log_policy(instance, run.thetas[t + 1]), target)
 
 
 @pytest.mark.parametrize("reference", ["fixed", "reset"])
 def test_a_seed_fixes_the_run_bit_for_bit(reference):
     instance = small_instance()
-    common = {"batch_size": 8, "group_size": 4, "inner_steps": 3, "eta": 0.8, "reference": reference, "kl": "exact"}
-    first, second = (grpo(instance, 0.2, 5, rng=np.random.default_rng(21), **common) for _ in range(2))
-    np.testing.assert_array_equal(first.thetas, second.thetas)
-    np.testing.assert_array_equal(first.trajectory.reward, second.trajectory.reward)
-    np.testing.assert_array_equal(first.ratios.clip_fraction, second.ratios.clip_fraction)
+    common = {
+        "beta": 0.2, "eta": 0.8, "n_iterations": 5, "batch_size": 8, "group_size": 4, "inner_steps": 3,
+        "reference": reference, "kl": "exact",
+    }
+    runs, records = [], []
+    for _ in range(2):
+        ratios = RatioRecorder()
+        runs.append(grpo(instance, rng=np.random.default_rng(21), on_inner_step=ratios, **common))
+        records.append(ratios.finish())
+    np.testing.assert_array_equal(runs[0].thetas, runs[1].thetas)
+    np.testing.assert_array_equal(runs[0].reward, runs[1].reward)
+    np.testing.assert_array_equal(records[0].clip_fraction, records[1].clip_fraction)
+    quiet = grpo(instance, rng=np.random.default_rng(21), **common)
+    np.testing.assert_array_equal(quiet.thetas, runs[0].thetas)
 
 
 def test_strong_fixed_regularization_is_stuck_where_resets_converge():
     instance = small_instance()
-    beta = 2.0
-    common = {"batch_size": 64, "group_size": 4, "inner_steps": 10, "eta": 0.5, "kl": "exact"}
-    fixed = grpo(instance, beta, 60, rng=np.random.default_rng(0), reference="fixed", **common)
-    reset = grpo(instance, beta, 60, rng=np.random.default_rng(0), reference="reset", **common)
-    assert reset.trajectory.suboptimality[-1] < 0.5 * fixed.trajectory.suboptimality[-1]
-    assert fixed.trajectory.suboptimality[-1] > 0.5 * fixed.trajectory.suboptimality[0]
+    common = {"beta": 2.0, "eta": 0.5, "n_iterations": 60, "batch_size": 64, "group_size": 4, "inner_steps": 10,
+              "kl": "exact"}
+    fixed = grpo(instance, rng=np.random.default_rng(0), reference="fixed", **common)
+    reset = grpo(instance, rng=np.random.default_rng(0), reference="reset", **common)
+    assert reset.suboptimality[-1] < 0.5 * fixed.suboptimality[-1]
+    assert fixed.suboptimality[-1] > 0.5 * fixed.suboptimality[0]
 
 
 def test_a_diverging_run_fails_with_a_clear_error():
     instance = small_instance()
     with pytest.raises(FloatingPointError, match="eta"):
-        grpo(instance, 1.0, 20, batch_size=8, group_size=4, inner_steps=4, eta=1e6, rng=np.random.default_rng(0))
+        grpo(
+            instance, beta=1.0, eta=1e6, n_iterations=20, batch_size=8, group_size=4, inner_steps=4,
+            rng=np.random.default_rng(0),
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# Mutation checks: the run takes its steps with the tested gradient, KL term included
+
+
+def hand_run(instance, seed, *, reference, beta, eta=2.0, n_iterations=2, inner_steps=3, kl="k3"):
+    """GRPO written out by hand: each batch from pi_t, K steps of ``grpo_gradient`` on it."""
+    rng = np.random.default_rng(seed)
+    theta = np.array(instance.base_theta, dtype=float)
+    log_reference = base_log_policy(instance)
+    for _ in range(n_iterations):
+        log_old = log_policy(instance, theta)
+        if reference == "reset":
+            log_reference = log_old
+        batch = draw_batch(instance, log_old, 6, rng, 4)
+        advantages = group_advantages(batch.rewards)
+        for _ in range(inner_steps):
+            theta = theta + eta * grpo_gradient(instance, theta, batch, advantages, log_reference, beta, kl=kl)
+    return theta
+
+
+@pytest.mark.parametrize("kl", ["exact", "k3"])
+@pytest.mark.parametrize("reference", ["fixed", "reset"])
+@pytest.mark.parametrize("n_iterations", [1, 2])
+def test_outer_iterations_are_k_steps_of_the_tested_gradient(n_iterations, reference, kl):
+    instance = small_instance(1)
+    beta = 0.7
+    run = grpo(
+        instance, beta=beta, eta=2.0, n_iterations=n_iterations, batch_size=6, group_size=4, inner_steps=3,
+        rng=np.random.default_rng(3), reference=reference, kl=kl,
+    )
+    options = {"reference": reference, "n_iterations": n_iterations, "kl": kl}
+    np.testing.assert_array_equal(run.thetas[-1], hand_run(instance, 3, beta=beta, **options))
+    half_kl = hand_run(instance, 3, beta=beta / 2, **options)
+    assert np.max(np.abs(run.thetas[-1] - half_kl)) > 1e-6
+    if n_iterations == 2:
+        other = "fixed" if reference == "reset" else "reset"
+        wrong_reference = hand_run(instance, 3, beta=beta, **{**options, "reference": other})
+        assert np.max(np.abs(run.thetas[-1] - wrong_reference)) > 1e-6

@@ -9,24 +9,19 @@ import joblib
 import numpy as np
 import pytest
 
-from covpo.algorithms.best_of_n import log_best_of_n_success
+from covpo.algorithms.best_of_n import best_of_n_log_policy, best_of_n_size, log_best_of_n_success
+from covpo.algorithms.filtered_sft import filter_best, filtered_sft_gradient, filtered_sft_log_likelihood
+from covpo import ALGORITHMS
 from covpo.experiments.implications.head_to_head import (
-    ALGORITHMS,
     FAMILY_BETA_FIXED_KL,
     FAMILY_EPS,
     FAMILY_RESPONSE_BUDGET,
-    Entry,
-    best_of_n_log_policy,
-    best_of_n_size,
-    default_entries,
+    default_methods,
     default_suite,
-    filter_best,
-    filtered_sft_gradient,
-    filtered_sft_log_likelihood,
     fixed_reference_gap,
     head_to_head,
-    run_entry,
-    with_response_budget,
+    head_to_head_run,
+    is_test_time,
 )
 from covpo.instances import tabular_instance
 from covpo.algorithms.mirror_descent import mirror_descent_policy
@@ -34,11 +29,8 @@ from covpo.plots.head_to_head import algorithm_group, head_to_head_explorer_figu
 from covpo.table import Table
 from covpo.policies import base_log_policy, expected_reward, log_coverage
 from covpo.experiments.squared_loss import squared_loss_methods
-from covpo.experiments.ppo import (
-    MethodSettings,
-    random_family_methods,
-    stacked_collapse_instance,
-)
+from covpo.experiments.sweeps import Method, random_family_methods
+from covpo.families import stacked_collapse_instance
 from tests.conftest import REPOSITORY
 from tests.helpers import finite_difference, small_instance
 
@@ -52,39 +44,49 @@ def collapse_one() -> object:
     return stacked_collapse_instance(1, 0.2, COVERAGE, n_zero=20)
 
 
-def tiny_entries() -> tuple[Entry, ...]:
-    """One entry of every algorithm, with budgets small enough for a unit test."""
+def tiny_methods() -> tuple[Method, ...]:
+    """One method of every algorithm the head-to-head runs, with budgets small enough for a unit test."""
+    ppo = {"beta": 1.0, "batch_size": 64, "inner_steps": 5, "n_iterations": 3}
+    squared_loss = {"beta": 1.0, "inner_steps": 5, "n_iterations": 3}
     return (
-        Entry("APMD, exact targets", "apmd_exact", 1.0, n_iterations=40),
-        Entry("REINFORCE, exact gradient", "reinforce_exact", n_iterations=300, etas=(4.0,), record_every=10),
-        Entry("Best-of-N", "best_of_n"),
-        Entry("PPO-NoClip", "ppo_noclip", 1.0, 64, 5, 3, (8.0,)),
-        Entry("PPO-Lite", "ppo_lite", 1.0, 64, 5, 3, (8.0,)),
-        Entry("GRPO, resets", "grpo_reset", 0.5, 8, 5, 3, (8.0,), group_size=4),
-        Entry("GRPO, fixed", "grpo_fixed", 0.0, 8, 1, 3, (8.0,), group_size=4),
-        Entry("REINFORCE", "reinforce", 0.0, 16, 1, 30, (8.0, 64.0)),
-        Entry("REINFORCE, KL", "reinforce_kl", 0.05, 16, 1, 20, (8.0,)),
-        Entry("KimiPO", "kimipo", 1.0, 32, 5, 3, (2.0,)),
-        Entry("KimiPO-Norm", "kimipo_norm", 1.0, 16, 5, 3, (2.0,), group_size=3),
-        Entry("Rebel-OnPolicy", "rebel_onpolicy", 1.0, 32, 5, 3, (2.0,)),
-        Entry("NPG", "npg", 2.0, 16, 1, 4, group_size=4),
-        Entry("SFT", "sft_filtered", 0.0, 4, 5, 5, (4.0,), group_size=8),
+        Method("APMD, exact targets", "apmd_exact", {"beta": 1.0, "n_iterations": 40}),
+        Method("REINFORCE, exact gradient", "reinforce_exact", {"n_iterations": 300, "record_every": 10}, (4.0,)),
+        Method("Best-of-N", "best_of_n", {}),
+        Method("PPO-NoClip", "ppo_noclip", ppo, (8.0,)),
+        Method("PPO-Lite", "ppo_lite", ppo, (8.0,)),
+        Method(
+            "GRPO, resets", "grpo_reset",
+            {"beta": 0.5, "batch_size": 8, "group_size": 4, "inner_steps": 5, "n_iterations": 3}, (8.0,),
+        ),
+        Method(
+            "GRPO, fixed", "grpo_fixed",
+            {"beta": 0.0, "batch_size": 8, "group_size": 4, "inner_steps": 1, "n_iterations": 3}, (8.0,),
+        ),
+        Method("REINFORCE", "reinforce", {"batch_size": 16, "n_iterations": 30}, (8.0, 64.0)),
+        Method("REINFORCE, KL", "reinforce", {"beta": 0.05, "batch_size": 16, "n_iterations": 20}, (8.0,)),
+        Method("KimiPO", "kimipo", {**squared_loss, "batch_size": 32, "extra_responses": 1}, (2.0,)),
+        Method("KimiPO-Norm", "kimipo_norm", {**squared_loss, "batch_size": 16, "extra_responses": 3}, (2.0,)),
+        Method("Rebel-OnPolicy", "rebel_onpolicy", {**squared_loss, "batch_size": 32}, (2.0,)),
+        Method("NPG", "npg", {"beta": 2.0, "batch_size": 16, "group_size": 4, "n_iterations": 4}),
+        Method("SFT", "filtered_sft", {"batch_size": 4, "group_size": 8, "inner_steps": 5, "n_iterations": 5}, (4.0,)),
     )
 
 
 @pytest.fixture(scope="module")
 def tiny_result(collapse_one):
-    return head_to_head([collapse_one], [COVERAGE], tiny_entries(), eps=EPS, seeds=(0, 1), progress=False)
+    return head_to_head([collapse_one], [COVERAGE], tiny_methods(), eps=EPS, seeds=(0, 1), progress=False)
 
 
-def test_registry_covers_every_algorithm():
-    assert {entry.algorithm for entry in tiny_entries()} == set(ALGORITHMS)
+def test_every_registered_algorithm_runs_but_the_two_chapter_3_runs():
+    # exact mirror descent and gradient-ascent APMD are what exact APMD solves and approximates
+    left_out = {"mirror_descent_exact", "apmd"}
+    assert {method.algorithm for method in tiny_methods()} == set(ALGORITHMS) - left_out
     for family in ("collapse", "random"):
-        assert {entry.algorithm for entry in default_entries(family)} == set(ALGORITHMS)
+        assert {method.algorithm for method in default_methods(family)} == set(ALGORITHMS) - left_out
 
 
 def test_exact_apmd_reaches_eps_when_exact_mirror_descent_does(tiny_result, collapse_one):
-    row = tiny_result.entry_index("APMD, exact targets")
+    row = tiny_result.method_index("APMD, exact targets")
     assert tiny_result.reached[row].all()
     assert np.all(tiny_result.responses_to_eps[row] == 0)
     assert np.all(tiny_result.coverage_loss[row] == 0.0)
@@ -94,7 +96,7 @@ def test_exact_apmd_reaches_eps_when_exact_mirror_descent_does(tiny_result, coll
 
 
 def test_exact_reinforce_collapses_and_fails(tiny_result):
-    row = tiny_result.entry_index("REINFORCE, exact gradient")
+    row = tiny_result.method_index("REINFORCE, exact gradient")
     assert not tiny_result.reached[row].any()
     assert np.all(tiny_result.coverage_loss[row] > 1.0)
     assert np.all(tiny_result.steps_to_eps[row] == 300)
@@ -102,7 +104,7 @@ def test_exact_reinforce_collapses_and_fails(tiny_result):
 
 
 def test_best_of_n_cost_is_the_coverage_formula(tiny_result):
-    row = tiny_result.entry_index("Best-of-N")
+    row = tiny_result.method_index("Best-of-N")
     expected = math.ceil(math.log(1.0 / EPS) / -math.log1p(-1.0 / COVERAGE))
     assert np.all(tiny_result.responses_to_eps[row] == expected)
     assert np.all(tiny_result.steps_to_eps[row] == 0)
@@ -112,15 +114,15 @@ def test_best_of_n_cost_is_the_coverage_formula(tiny_result):
 
 def test_results_identical_under_threads_and_serial(collapse_one, tiny_result):
     with joblib.parallel_config(backend="threading", n_jobs=2):
-        threaded = head_to_head([collapse_one], [COVERAGE], tiny_entries(), eps=EPS, seeds=(0, 1), progress=False)
+        threaded = head_to_head([collapse_one], [COVERAGE], tiny_methods(), eps=EPS, seeds=(0, 1), progress=False)
     for name in ("reached", "responses_to_eps", "steps_to_eps", "min_log10_coverage", "coverage_loss",
                  "final_suboptimality", "diverged", "eta"):
         np.testing.assert_array_equal(getattr(threaded, name), getattr(tiny_result, name))
 
 
 def test_seeds_change_sampled_runs_only(tiny_result):
-    sampled = tiny_result.entry_index("PPO-Lite")
-    exact = tiny_result.entry_index("REINFORCE, exact gradient")
+    sampled = tiny_result.method_index("PPO-Lite")
+    exact = tiny_result.method_index("REINFORCE, exact gradient")
     assert tiny_result.min_log10_coverage[exact, 0, 0] == tiny_result.min_log10_coverage[exact, 0, 1]
     assert tiny_result.min_log10_coverage[sampled, 0, 0] != tiny_result.min_log10_coverage[sampled, 0, 1]
 
@@ -129,8 +131,8 @@ def test_table_has_a_row_per_algorithm(tiny_result):
     table = tiny_result.table()
     assert isinstance(table, Table)
     names = [name.removesuffix(" *") for name in table.column("algorithm")]
-    assert names == [f"{e.name} (test time)" if e.is_test_time else e.name for e in tiny_result.entries]
-    exact = tiny_result.entry_index("REINFORCE, exact gradient")
+    assert names == [f"{m.label} (test time)" if is_test_time(m) else m.label for m in tiny_result.methods]
+    exact = tiny_result.method_index("REINFORCE, exact gradient")
     assert table.rows[exact][2] == "exact" and table.column("runs diverged") == [0] * len(names)
     reached = table.column(table.columns[1])
     assert reached == [int(tiny_result.reached[row].sum()) for row in range(len(names))]
@@ -148,8 +150,8 @@ def test_figure_draws_every_algorithm(tiny_result):
     assert figure.get_figwidth() <= 7.0
     legends = [legend for subfigure in figure.subfigs for legend in subfigure.legends]
     labels = {text.get_text() for legend in legends for text in legend.get_texts()}
-    assert labels == {f"{e.name} (test time)" if e.is_test_time else e.name for e in tiny_result.entries}
-    groups = {algorithm_group(entry) for entry in tiny_result.entries}
+    assert labels == {f"{m.label} (test time)" if is_test_time(m) else m.label for m in tiny_result.methods}
+    groups = {algorithm_group(method) for method in tiny_result.methods}
     assert len(figure.subfigs) == len(groups) and len(figure.axes) == 2 * len(groups)
 
 
@@ -164,7 +166,7 @@ def test_explorer_figure_shows_the_plot_only(tiny_result):
     [
         ({"eps": 0.0}, "eps"),
         ({"eps": float("nan")}, "eps"),
-        ({"entries": ()}, "entries"),
+        ({"methods": ()}, "methods"),
         ({"coverages": [COVERAGE, 2.0]}, "coverages"),
         ({"coverages": [0.5]}, "coverages"),
         ({"seeds": ()}, "seeds"),
@@ -173,59 +175,74 @@ def test_explorer_figure_shows_the_plot_only(tiny_result):
     ],
 )
 def test_bad_arguments_raise(collapse_one, change, message):
-    arguments = {"instances": [collapse_one], "coverages": [COVERAGE], "entries": tiny_entries()[:1], "eps": EPS, "seeds": (0,)}
+    arguments = {"instances": [collapse_one], "coverages": [COVERAGE], "methods": tiny_methods()[:1], "eps": EPS, "seeds": (0,)}
     arguments.update(change)
     with pytest.raises(ValueError, match=message):
-        head_to_head(arguments.pop("instances"), arguments.pop("coverages"), arguments.pop("entries"), **arguments)
+        head_to_head(arguments.pop("instances"), arguments.pop("coverages"), arguments.pop("methods"), **arguments)
 
 
 def test_duplicate_names_raise(collapse_one):
-    entry = tiny_entries()[0]
+    method = tiny_methods()[0]
     with pytest.raises(ValueError, match="distinct"):
-        head_to_head([collapse_one], [COVERAGE], [entry, entry], eps=EPS, seeds=(0,))
+        head_to_head([collapse_one], [COVERAGE], [method, method], eps=EPS, seeds=(0,))
+    with pytest.raises(ValueError, match="Method"):
+        head_to_head([collapse_one], [COVERAGE], [("APMD", "apmd_exact")], eps=EPS, seeds=(0,))
 
 
 @pytest.mark.parametrize(
-    "fields, message",
+    "algorithm, hyperparameters, etas, message",
     [
-        ({"algorithm": "sgd"}, "algorithm"),
-        ({"algorithm": "kimipo", "beta": 0.0, "etas": (1.0,)}, "beta"),
-        ({"algorithm": "reinforce_kl", "beta": 0.0, "etas": (1.0,)}, "beta"),
-        ({"algorithm": "ppo_lite", "beta": 1.0, "etas": ()}, "etas"),
-        ({"algorithm": "sft_filtered", "etas": (-1.0,)}, "etas"),
-        ({"algorithm": "best_of_n", "delta": 1.5}, "delta"),
-        ({"algorithm": "npg", "beta": 1.0, "batch_size": 0}, "batch_size"),
+        ("sgd", {}, (1.0,), "algorithm"),
+        ("ppo_lite", {"beta": 1.0, "batch_size": 8, "inner_steps": 1, "n_iterations": 1}, (), "etas"),
+        ("filtered_sft", {"batch_size": 4, "group_size": 2, "inner_steps": 1, "n_iterations": 1}, (-1.0,), "etas"),
+        ("npg", {"beta": 1.0, "batch_size": 8, "group_size": 2, "n_iterations": 1}, (1.0,), "etas"),
+        ("npg", {"beta": 1.0, "batch_size": 8, "group_size": 2, "inner_steps": 1, "n_iterations": 1}, (), "inner_steps"),
     ],
 )
-def test_bad_entries_raise(fields, message):
+def test_bad_methods_raise(algorithm, hyperparameters, etas, message):
     with pytest.raises(ValueError, match=message):
-        Entry("bad", **fields)
+        Method("bad", algorithm, hyperparameters, etas)
 
 
-def test_method_settings_round_trip():
-    for settings in (*random_family_methods(), *squared_loss_methods("random")):
-        entry = Entry.from_method(settings)
-        assert entry.method_settings() == settings
-        assert entry.response_budget == settings.response_budget
-    kimi = Entry("KimiPO", "kimipo", 1.0, 8, 1, 1, (1.0,), group_size=3)
-    assert kimi.method_settings().extra_responses == 3 and kimi.responses_per_iteration == 8 * 4
-    with pytest.raises(ValueError, match="one of"):
-        Entry("NPG", "npg", 1.0, 8, 1, 1).method_settings()
-    assert isinstance(Entry("x", "reinforce", etas=(1.0,)).method_settings(), MethodSettings)
+@pytest.mark.parametrize(
+    "method, message",
+    [
+        (Method("bad", "kimipo", {"beta": 0.0, "batch_size": 8, "inner_steps": 1, "n_iterations": 1}, (1.0,)), "beta"),
+        (Method("bad", "best_of_n", {"delta": 1.5}), "delta"),
+        (Method("bad", "npg", {"beta": 1.0, "batch_size": 0, "group_size": 2, "n_iterations": 1}), "batch_size"),
+    ],
+)
+def test_bad_settings_propagate_out_of_the_head_to_head(collapse_one, method, message):
+    # a ValueError is a configuration error, never a diverged run
+    with pytest.raises(ValueError, match=message):
+        head_to_head([collapse_one], [COVERAGE], [method], eps=EPS, seeds=(0,), progress=False)
 
 
-def test_default_entries_share_the_family_budget():
+def test_the_head_to_head_runs_chapter_4_and_5_methods_unchanged_but_for_the_budget():
+    for method, budgeted in zip(random_family_methods(), default_methods("random")):
+        assert budgeted == method.with_response_budget(FAMILY_RESPONSE_BUDGET["random"])
+    by_label = {method.label: method for method in default_methods("random")}
+    for method in squared_loss_methods("random")[:3]:
+        assert by_label[method.label].algorithm == method.algorithm
+    kimi = Method("KimiPO", "kimipo", {"beta": 1.0, "batch_size": 8, "inner_steps": 1, "n_iterations": 1,
+                                       "extra_responses": 3}, (1.0,))
+    assert kimi.responses_per_iteration == 8 * 4
+    assert by_label["NPG, resets"].learning_rates == (None,)
+
+
+def test_default_methods_share_the_family_budget():
     for family, budget in FAMILY_RESPONSE_BUDGET.items():
-        for entry in default_entries(family):
-            if entry.responses_per_iteration:
-                assert budget - entry.responses_per_iteration < entry.response_budget <= budget, entry.name
+        for method in default_methods(family):
+            if method.responses_per_iteration:
+                assert budget - method.responses_per_iteration < method.response_budget <= budget, method.label
 
 
 def test_with_response_budget_never_overspends():
-    entry = Entry("KimiPO", "kimipo", 1.0, 10, 1, 1, (1.0,), group_size=2)
-    assert with_response_budget(entry, 100).response_budget == 90
+    method = Method("KimiPO", "kimipo", {"beta": 1.0, "batch_size": 10, "inner_steps": 1, "n_iterations": 1,
+                                         "extra_responses": 2}, (1.0,))
+    assert method.with_response_budget(100).response_budget == 90
     with pytest.raises(ValueError, match="response_budget"):
-        with_response_budget(entry, 20)
+        method.with_response_budget(20)
 
 
 def test_fixed_kl_beta_keeps_the_fixed_optimum_near_optimal():
@@ -284,20 +301,25 @@ def test_best_of_n_coverage_is_exact_far_below_underflow():
     assert best_of_n_size(instance, 0.1) == math.ceil(math.log(10.0) / -math.log1p(-0.25))
 
 
-def test_run_entry_exact_apmd_costs_iterations(collapse_one):
-    trajectory = run_entry(Entry("APMD", "apmd_exact", 2.0, n_iterations=7), collapse_one, None, np.random.default_rng(0), eps=EPS)
+def test_exact_apmd_costs_iterations_and_best_of_n_takes_delta_from_eps(collapse_one):
+    method = Method("APMD", "apmd_exact", {"beta": 2.0, "n_iterations": 7})
+    trajectory = head_to_head_run(method, collapse_one, None, np.random.default_rng(0), eps=EPS)
     np.testing.assert_array_equal(trajectory.gradient_steps, np.arange(8))
     assert trajectory.total_responses == 0
+    best = head_to_head_run(Method("Best-of-N", "best_of_n", {}), collapse_one, None, None, eps=EPS)
+    assert best.total_responses == best_of_n_size(collapse_one, EPS)
+    chosen = head_to_head_run(Method("Best-of-N", "best_of_n", {"delta": 0.5}), collapse_one, None, None, eps=EPS)
+    assert chosen.total_responses == best_of_n_size(collapse_one, 0.5)
 
 
 STUDY_DIGEST = """
 import hashlib
 import numpy as np
 from covpo.experiments.implications.head_to_head import head_to_head
-from covpo.experiments.ppo import stacked_collapse_instance
-from tests.test_head_to_head import COVERAGE, EPS, tiny_entries
+from covpo.families import stacked_collapse_instance
+from tests.test_head_to_head import COVERAGE, EPS, tiny_methods
 instance = stacked_collapse_instance(1, 0.2, COVERAGE, n_zero=20)
-result = head_to_head([instance], [COVERAGE], tiny_entries(), eps=EPS, seeds=(0, 1), progress=False)
+result = head_to_head([instance], [COVERAGE], tiny_methods(), eps=EPS, seeds=(0, 1), progress=False)
 digest = hashlib.sha256()
 for name in ("reached", "responses_to_eps", "steps_to_eps", "min_log10_coverage", "coverage_loss",
              "final_suboptimality", "diverged", "eta"):

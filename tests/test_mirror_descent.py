@@ -1,4 +1,4 @@
-"""Exact policy mirror descent and APMD as a meta-algorithm (paper section 3.1, appendix B.3)."""
+"""Exact policy mirror descent and APMD with exact targets or exact gradient steps (paper section 3.1, appendices B.3, B.4.1, C.1)."""
 
 from __future__ import annotations
 
@@ -8,25 +8,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from covpo import BanditInstance, random_softmax_linear_instance, tabular_instance
+from covpo import run
 from covpo.algorithms.mirror_descent import (
-    InnerLoopContext,
-    Subproblem,
     apmd,
+    apmd_exact,
     exact_mirror_descent,
-    exact_target_inner_loop,
-    gradient_ascent_inner_loop,
+    exact_target_theta,
     mirror_descent_bound,
     mirror_descent_policy,
-    mirror_descent_rate,
 )
-from covpo.objectives import regularized_optimum
+from covpo.experiments.mirror_descent import mirror_descent_rate
+from covpo.objectives import regularized_gradient, regularized_optimum
 from covpo.policies import (
     base_log_policy,
     expected_kl,
     expected_reward,
     log_policy,
-    sample_prompts,
-    sample_responses,
 )
 from tests.strategies import softmax_linear_instances
 
@@ -54,7 +51,7 @@ def nonlinear_instance():
 @settings(max_examples=40, deadline=None)
 @given(instances, betas, st.integers(1, 30))
 def test_exact_mirror_descent_never_lowers_coverage(instance, beta, n_iterations):
-    coverage = exact_mirror_descent(instance, beta, n_iterations).log_coverage
+    coverage = exact_mirror_descent(instance, beta=beta, n_iterations=n_iterations).log_coverage
     assert np.all(np.diff(coverage, axis=0) >= -1e-12)
 
 
@@ -65,7 +62,7 @@ def test_closed_form_equals_iterated_update(instance, beta, n_iterations):
     for t in range(1, n_iterations + 1):
         log_probs = regularized_optimum(instance, log_probs, beta)
         np.testing.assert_allclose(mirror_descent_policy(instance, beta, t), log_probs, atol=1e-9)
-    trajectory = exact_mirror_descent(instance, beta, n_iterations)
+    trajectory = exact_mirror_descent(instance, beta=beta, n_iterations=n_iterations)
     assert trajectory.reward[-1] == pytest.approx(expected_reward(instance, log_probs), abs=1e-12)
 
 
@@ -108,20 +105,20 @@ def test_bound_stays_finite_when_base_coverage_underflows():
 
 @settings(max_examples=25, deadline=None)
 @given(instances, betas, st.integers(1, 10))
-def test_apmd_with_exact_inner_loop_is_exact_mirror_descent(instance, beta, n_iterations):
-    result = apmd(instance, beta, n_iterations, exact_target_inner_loop)
-    exact = exact_mirror_descent(instance, beta, n_iterations)
-    np.testing.assert_allclose(result.trajectory.reward, exact.reward, atol=1e-9)
-    np.testing.assert_allclose(result.trajectory.log_coverage, exact.log_coverage, atol=1e-8)
-    np.testing.assert_allclose(result.trajectory.kl_to_base, exact.kl_to_base, atol=1e-8)
-    np.testing.assert_array_equal(result.trajectory.reference_resets, exact.reference_resets)
+def test_apmd_with_exact_targets_is_exact_mirror_descent(instance, beta, n_iterations):
+    result = apmd_exact(instance, beta=beta, n_iterations=n_iterations)
+    exact = exact_mirror_descent(instance, beta=beta, n_iterations=n_iterations)
+    np.testing.assert_allclose(result.reward, exact.reward, atol=1e-9)
+    np.testing.assert_allclose(result.log_coverage, exact.log_coverage, atol=1e-8)
+    np.testing.assert_allclose(result.kl_to_base, exact.kl_to_base, atol=1e-8)
+    np.testing.assert_array_equal(result.reference_resets, exact.reference_resets)
     assert np.all(result.inner_kl < 1e-9)
 
 
 @settings(max_examples=25, deadline=None)
 @given(instances, betas, st.integers(1, 10))
 def test_exact_apmd_moves_theta_by_theta_star_over_beta(instance, beta, n_iterations):
-    result = apmd(instance, beta, n_iterations, exact_target_inner_loop)
+    result = apmd_exact(instance, beta=beta, n_iterations=n_iterations)
     t = np.arange(n_iterations + 1)[:, None]
     np.testing.assert_allclose(result.thetas, instance.base_theta + t * instance.reward_theta / beta, atol=1e-12)
     np.testing.assert_allclose(
@@ -129,15 +126,17 @@ def test_exact_apmd_moves_theta_by_theta_star_over_beta(instance, beta, n_iterat
     )
 
 
-def test_exact_mirror_descent_handles_nonlinear_rewards_but_exact_inner_loop_refuses():
+def test_exact_mirror_descent_handles_nonlinear_rewards_but_exact_targets_refuse():
     instance = nonlinear_instance()
-    trajectory = exact_mirror_descent(instance, 0.5, 5)
+    trajectory = exact_mirror_descent(instance, beta=0.5, n_iterations=5)
     assert trajectory.suboptimality[-1] < trajectory.suboptimality[0]
     with pytest.raises(ValueError, match="reward_theta"):
-        apmd(instance, 0.5, 5, exact_target_inner_loop)
+        apmd_exact(instance, beta=0.5, n_iterations=5)
+    with pytest.raises(ValueError, match="reward_theta"):
+        exact_target_theta(instance, instance.base_theta, 0.5)
 
 
-def test_exact_inner_loop_needs_a_reward_theta():
+def test_exact_targets_need_a_reward_theta():
     realizable = small_instance()
     unknown = BanditInstance(
         prompt_probs=realizable.prompt_probs,
@@ -146,24 +145,24 @@ def test_exact_inner_loop_needs_a_reward_theta():
         base_theta=realizable.base_theta,
     )
     with pytest.raises(ValueError, match="reward_theta"):
-        apmd(unknown, 1.0, 1, exact_target_inner_loop)
+        apmd_exact(unknown, beta=1.0, n_iterations=1)
 
 
 def test_many_small_gradient_steps_approach_exact_mirror_descent():
     instance = small_instance()
-    exact = exact_mirror_descent(instance, 1.0, 3)
-    accurate = apmd(instance, 1.0, 3, gradient_ascent_inner_loop(steps=1000, eta=1.0))
-    rough = apmd(instance, 1.0, 3, gradient_ascent_inner_loop(steps=2, eta=1.0))
+    exact = exact_mirror_descent(instance, beta=1.0, n_iterations=3)
+    accurate = apmd(instance, beta=1.0, eta=1.0, n_iterations=3, inner_steps=1000)
+    rough = apmd(instance, beta=1.0, eta=1.0, n_iterations=3, inner_steps=2)
     assert accurate.inner_kl.max() < 1e-8
-    np.testing.assert_allclose(accurate.trajectory.reward, exact.reward, atol=1e-5)
-    np.testing.assert_allclose(accurate.trajectory.log_coverage, exact.log_coverage, atol=1e-4)
+    np.testing.assert_allclose(accurate.reward, exact.reward, atol=1e-5)
+    np.testing.assert_allclose(accurate.log_coverage, exact.log_coverage, atol=1e-4)
     assert rough.inner_kl.min() > 100 * accurate.inner_kl.max()
     assert rough.inner_kl.min() > 1e-4
 
 
 def test_inner_kl_is_the_kl_to_each_target():
     instance = small_instance(3)
-    result = apmd(instance, 0.7, 3, gradient_ascent_inner_loop(steps=4, eta=0.5))
+    result = apmd(instance, beta=0.7, eta=0.5, n_iterations=3, inner_steps=4)
     for t in range(3):
         target = regularized_optimum(instance, log_policy(instance, result.thetas[t]), 0.7)
         assert result.inner_kl[t] == pytest.approx(
@@ -173,79 +172,77 @@ def test_inner_kl_is_the_kl_to_each_target():
 
 def test_trajectory_counts_resets_and_gradient_steps_per_outer_iteration():
     instance = small_instance()
-    trajectory = apmd(instance, 1.0, 4, gradient_ascent_inner_loop(steps=3, eta=0.5)).trajectory
+    trajectory = apmd(instance, beta=1.0, eta=0.5, n_iterations=4, inner_steps=3)
     np.testing.assert_array_equal(trajectory.gradient_steps, [0, 3, 6, 9, 12])
     np.testing.assert_array_equal(trajectory.reference_resets, [0, 1, 2, 3, 4])
     np.testing.assert_array_equal(trajectory.responses_sampled, 0)
-    assert trajectory.settings == {
-        "beta": 1.0,
-        "n_iterations": 4,
-        "inner_loop": "gradient_ascent_steps",
-        "steps": 3,
-        "eta": 0.5,
-    }
+    np.testing.assert_array_equal(trajectory.generation_rounds, 0)
+    assert trajectory.thetas.shape == (5, instance.dim) and trajectory.inner_kl.shape == (4,)
+    assert trajectory.settings == {"beta": 1.0, "eta": 0.5, "n_iterations": 4, "inner_steps": 3}
 
 
 def test_trajectory_records_every_gradient_step_when_asked():
     instance = small_instance()
-    per_step = apmd(instance, 1.0, 4, gradient_ascent_inner_loop(steps=3, eta=0.5), record_each_step=True)
-    per_outer = apmd(instance, 1.0, 4, gradient_ascent_inner_loop(steps=3, eta=0.5))
-    trajectory = per_step.trajectory
+    trajectory = apmd(instance, beta=1.0, eta=0.5, n_iterations=4, inner_steps=3, record_each_step=True)
+    per_outer = apmd(instance, beta=1.0, eta=0.5, n_iterations=4, inner_steps=3)
     np.testing.assert_array_equal(trajectory.gradient_steps, np.arange(13))
     np.testing.assert_array_equal(trajectory.reference_resets, [0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4])
-    np.testing.assert_allclose(trajectory.reward[::3], per_outer.trajectory.reward, atol=1e-15)
-    np.testing.assert_allclose(trajectory.log_coverage[::3], per_outer.trajectory.log_coverage, atol=1e-15)
+    np.testing.assert_allclose(trajectory.reward[::3], per_outer.reward, atol=1e-15)
+    np.testing.assert_allclose(trajectory.log_coverage[::3], per_outer.log_coverage, atol=1e-15)
+    np.testing.assert_array_equal(trajectory.thetas, per_outer.thetas)
+    np.testing.assert_array_equal(trajectory.inner_kl, per_outer.inner_kl)
 
 
 def test_exact_runs_record_once_per_outer_iteration_even_when_recording_steps():
     instance = small_instance()
-    trajectory = apmd(instance, 1.0, 3, exact_target_inner_loop, record_each_step=True).trajectory
+    trajectory = apmd_exact(instance, beta=1.0, n_iterations=3, record_each_step=True)
     np.testing.assert_array_equal(trajectory.gradient_steps, 0)
     np.testing.assert_array_equal(trajectory.reference_resets, [0, 1, 2, 3])
-    assert trajectory.settings["inner_loop"] == "exact_target_inner_loop"
-    exact = exact_mirror_descent(instance, 1.0, 3)
+    assert trajectory.algorithm == "APMD (exact targets)"
+    assert trajectory.settings == {"beta": 1.0, "n_iterations": 3}
+    exact = exact_mirror_descent(instance, beta=1.0, n_iterations=3)
     np.testing.assert_array_equal(exact.gradient_steps, 0)
     np.testing.assert_array_equal(exact.responses_sampled, 0)
     np.testing.assert_array_equal(exact.reference_resets, [0, 1, 2, 3])
     assert exact.algorithm == "exact mirror descent"
 
 
-def sampled_inner_loop(subproblem: Subproblem, context: InnerLoopContext) -> np.ndarray:
-    """A sampling inner loop in the protocol: one exact step, after drawing and counting 8 responses."""
-    rng = context.generator()
-    prompts = sample_prompts(subproblem.instance, rng, 8)
-    sample_responses(subproblem.log_reference, prompts, rng)
-    context.responses_sampled(prompts.size)
-    return exact_target_inner_loop(subproblem, context)
+def test_one_apmd_reset_is_k_steps_of_the_tested_gradient():
+    instance = small_instance(2)
+    beta, eta, inner_steps = 0.6, 0.8, 3
+    run_once = apmd(instance, beta=beta, eta=eta, n_iterations=1, inner_steps=inner_steps)
+
+    def by_hand(kl_scale):
+        theta = instance.base_theta.copy()
+        log_reference = log_policy(instance, theta)
+        for _ in range(inner_steps):
+            theta = theta + eta * regularized_gradient(instance, theta, log_reference, kl_scale * beta)
+        return theta
+
+    np.testing.assert_array_equal(run_once.thetas[1], by_hand(1.0))
+    assert not np.allclose(run_once.thetas[1], by_hand(0.5), atol=1e-9)
+    halved = apmd(instance, beta=beta / 2, eta=eta, n_iterations=1, inner_steps=inner_steps)
+    assert not np.allclose(run_once.thetas[1], halved.thetas[1], atol=1e-9)
 
 
-def test_a_sampling_inner_loop_counts_responses_and_needs_a_generator():
+def test_the_registry_runs_both_apmds():
     instance = small_instance()
-    result = apmd(
-        instance, 1.0, 3, sampled_inner_loop, rng=np.random.default_rng(0), algorithm="toy", settings={"batch_size": 8}
-    )
-    np.testing.assert_array_equal(result.trajectory.responses_sampled, [0, 8, 16, 24])
-    assert result.trajectory.algorithm == "toy"
-    assert result.trajectory.settings["batch_size"] == 8
-    with pytest.raises(ValueError, match="rng"):
-        apmd(instance, 1.0, 3, sampled_inner_loop)
-
-
-def test_inner_loop_output_is_checked():
-    instance = small_instance()
-    with pytest.raises(ValueError, match="inner loop"):
-        apmd(instance, 1.0, 1, lambda subproblem, context: np.zeros(instance.dim + 1))
-    with pytest.raises(ValueError, match="inner loop"):
-        apmd(instance, 1.0, 1, lambda subproblem, context: np.full(instance.dim, np.nan))
+    exact = run("apmd_exact", instance, beta=0.5, n_iterations=4)
+    np.testing.assert_array_equal(exact.thetas, apmd_exact(instance, beta=0.5, n_iterations=4).thetas)
+    stepped = run("apmd", instance, beta=0.5, eta=0.5, n_iterations=2, inner_steps=3)
+    direct = apmd(instance, beta=0.5, eta=0.5, n_iterations=2, inner_steps=3)
+    np.testing.assert_array_equal(stepped.thetas, direct.thetas)
 
 
 @pytest.mark.parametrize("beta", [0.0, -1.0, np.inf])
 def test_nonpositive_beta_is_rejected(beta):
     instance = small_instance()
     with pytest.raises(ValueError, match="beta"):
-        exact_mirror_descent(instance, beta, 3)
+        exact_mirror_descent(instance, beta=beta, n_iterations=3)
     with pytest.raises(ValueError, match="beta"):
-        apmd(instance, beta, 3, exact_target_inner_loop)
+        apmd_exact(instance, beta=beta, n_iterations=3)
+    with pytest.raises(ValueError, match="beta"):
+        apmd(instance, beta=beta, eta=0.5, n_iterations=3, inner_steps=2)
     with pytest.raises(ValueError, match="beta"):
         mirror_descent_policy(instance, beta, 3)
     with pytest.raises(ValueError, match="beta"):
@@ -256,19 +253,21 @@ def test_nonpositive_beta_is_rejected(beta):
 def test_bad_iteration_counts_are_rejected(n_iterations):
     instance = small_instance()
     with pytest.raises(ValueError, match="n_iterations"):
-        exact_mirror_descent(instance, 1.0, n_iterations)
+        exact_mirror_descent(instance, beta=1.0, n_iterations=n_iterations)
     with pytest.raises(ValueError, match="n_iterations"):
-        apmd(instance, 1.0, n_iterations, exact_target_inner_loop)
+        apmd_exact(instance, beta=1.0, n_iterations=n_iterations)
+    with pytest.raises(ValueError, match="n_iterations"):
+        apmd(instance, beta=1.0, eta=0.5, n_iterations=n_iterations, inner_steps=2)
 
 
-def test_bad_inner_loop_settings_and_times_are_rejected():
+def test_bad_inner_step_settings_and_times_are_rejected():
     instance = small_instance()
-    for steps in (0, -1):
-        with pytest.raises(ValueError, match="steps"):
-            gradient_ascent_inner_loop(steps, 0.1)
+    for inner_steps in (0, -1):
+        with pytest.raises(ValueError, match="inner_steps"):
+            apmd(instance, beta=1.0, eta=0.1, n_iterations=2, inner_steps=inner_steps)
     for eta in (0.0, -0.1):
         with pytest.raises(ValueError, match="eta"):
-            gradient_ascent_inner_loop(5, eta)
+            apmd(instance, beta=1.0, eta=eta, n_iterations=2, inner_steps=5)
     with pytest.raises(ValueError, match="t must"):
         mirror_descent_policy(instance, 1.0, -1)
     with pytest.raises(ValueError, match="t must"):

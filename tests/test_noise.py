@@ -14,7 +14,6 @@ from covpo.algorithms.mirror_descent import exact_mirror_descent
 from covpo.experiments.implications.noise import (
     DEPTH_TOLERANCE,
     NoiseStudy,
-    budgeted,
     coverage_depth,
     exact_counterpart,
     noise_methods,
@@ -22,8 +21,9 @@ from covpo.experiments.implications.noise import (
 )
 from covpo.objectives import reward_gradient
 from covpo.policies import base_log_policy, log_coverage
-from covpo.algorithms.ppo import draw_batch
-from covpo.experiments.ppo import MethodSettings, collapse_family
+from covpo.batches import draw_batch
+from covpo.experiments.sweeps import Method
+from covpo.families import collapse_family
 from covpo.trajectory import LOG10_E
 from covpo.algorithms.reinforce import exact_reinforce
 
@@ -37,18 +37,18 @@ def book_study() -> NoiseStudy:
     return noise_study((40.0,), (REINFORCE, GRPO_RESET), response_budget=6400, n_seeds=3, progress=False)
 
 
-def test_budgeted_spends_the_budget_in_whole_batches():
-    assert budgeted(REINFORCE, 6400).n_iterations == 200
-    assert budgeted(GRPO_FIXED, 6400).n_iterations == 25
-    assert budgeted(PPO_LITE, 6500).n_iterations == 25
+def test_the_budget_is_spent_in_whole_batches():
+    assert REINFORCE.with_response_budget(6400).n_iterations == 200
+    assert GRPO_FIXED.with_response_budget(6400).n_iterations == 25
+    assert PPO_LITE.with_response_budget(6500).n_iterations == 25
     with pytest.raises(ValueError, match="response_budget"):
-        budgeted(PPO_LITE, 100)
+        PPO_LITE.with_response_budget(100)
 
 
 def test_depth_is_zero_for_exact_mirror_descent_and_the_coverage_fall_for_reinforce():
     instance = collapse_family((40.0,))[0]
-    assert coverage_depth(instance, exact_mirror_descent(instance, 1.0, 10)) == 0.0
-    trajectory = exact_reinforce(instance, 64.0, 200)
+    assert coverage_depth(instance, exact_mirror_descent(instance, beta=1.0, n_iterations=10)) == 0.0
+    trajectory = exact_reinforce(instance, eta=64.0, n_iterations=200)
     expected = (trajectory.log_coverage - log_coverage(instance, base_log_policy(instance))).min() * LOG10_E
     assert coverage_depth(instance, trajectory) == pytest.approx(expected)
     assert coverage_depth(instance, trajectory) < -1.0
@@ -73,13 +73,18 @@ def test_one_step_grpo_without_kl_is_reinforce_at_a_scaled_rate_in_expectation()
 
 def test_exact_counterparts():
     instance = collapse_family((10.0,))[0]
-    fixed = budgeted(GRPO_FIXED, 2560)
-    scaled = exact_reinforce(instance, 64.0 * (1 - 1 / 8), 10)
+    fixed = GRPO_FIXED.with_response_budget(2560)
+    scaled = exact_reinforce(instance, eta=64.0 * (1 - 1 / 8), n_iterations=10)
     np.testing.assert_array_equal(exact_counterpart(fixed, instance).reward, scaled.reward)
-    reset = exact_counterpart(budgeted(GRPO_RESET, 512), instance)
+    reset = exact_counterpart(GRPO_RESET.with_response_budget(512), instance)
     assert reset.total_gradient_steps == 2 * 20 and reset.reference_resets[-1] == 2
-    with_kl = MethodSettings("k3", "grpo_fixed", 0.05, 32, 1, 2, (8.0,), group_size=8)
+    with_kl = GRPO_FIXED.with_hyperparameters(beta=0.05, n_iterations=2)
     assert exact_counterpart(with_kl, instance) is None
+    npg = Method("NPG", "npg", {"beta": 1.0, "batch_size": 8, "group_size": 2, "n_iterations": 2})
+    assert exact_counterpart(npg, instance) is None
+    reinforce_kl = REINFORCE.with_hyperparameters(beta=0.05, n_iterations=10)
+    expected = exact_reinforce(instance, eta=64.0, n_iterations=10, beta=0.05)
+    np.testing.assert_array_equal(exact_counterpart(reinforce_kl, instance).reward, expected.reward)
 
 
 def test_noise_deepens_reinforce_collapse_and_resets_keep_coverage():
@@ -136,6 +141,12 @@ def test_results_do_not_depend_on_the_backend():
 def test_noise_study_rejects_bad_input(arguments, name):
     with pytest.raises(ValueError, match=name):
         noise_study(**{"coverages": (10.0,), "n_seeds": 1, "progress": False, **arguments})
+
+
+def test_a_misconfigured_method_propagates_instead_of_reading_as_diverged():
+    broken = GRPO_RESET.with_hyperparameters(beta=0.0)
+    with pytest.raises(ValueError, match="beta"):
+        noise_study((10.0,), (broken,), response_budget=512, n_seeds=1, progress=False)
 
 
 def test_depth_quantiles_reject_bad_levels():

@@ -9,7 +9,7 @@ import pytest
 from scipy.special import logsumexp
 
 from covpo.instances import tabular_instance
-from covpo.algorithms.mirror_descent import apmd, gradient_ascent_inner_loop, mirror_descent_policy
+from covpo.algorithms.mirror_descent import apmd, mirror_descent_policy
 from covpo.labs.nonlinear import (
     COLLAPSE_SETTINGS,
     METHODS,
@@ -36,9 +36,10 @@ from covpo.labs.nonlinear import (
 )
 from covpo.objectives import regularized_objective, reward_gradient
 from covpo.policies import base_log_policy, expected_kl, expected_reward, log_policy
-from covpo.algorithms.ppo import draw_batch, ppo_noclip
-from covpo.experiments.ppo import stacked_collapse_instance
-from covpo.algorithms.reinforce import exact_reinforce, sampled_reinforce
+from covpo.algorithms.ppo_noclip import ppo_noclip
+from covpo.batches import draw_batch
+from covpo.families import stacked_collapse_instance
+from covpo.algorithms.reinforce import exact_reinforce, reinforce
 from tests.helpers import finite_difference, nonlinear_instance, small_instance
 
 
@@ -236,7 +237,7 @@ def test_zero_hidden_layer_exact_reinforce_is_linear_reinforce():
     network = network_for(instance, width=4)
     params = zero_hidden_params(instance, network, instance.base_theta)
     ours = network_exact_reinforce(instance, network, params, eta=2.0, n_steps=30, beta=0.1, record_every=10)
-    theirs = exact_reinforce(instance, eta=2.0, n_steps=30, beta=0.1, record_every=10)
+    theirs = exact_reinforce(instance, eta=2.0, n_iterations=30, beta=0.1, record_every=10)
     np.testing.assert_allclose(ours.reward, theirs.reward, atol=1e-12)
     np.testing.assert_allclose(ours.log_coverage, theirs.log_coverage, atol=1e-10)
     np.testing.assert_array_equal(ours.gradient_steps, theirs.gradient_steps)
@@ -248,11 +249,11 @@ def test_zero_hidden_layer_exact_apmd_is_linear_apmd_with_the_same_costs():
     network = network_for(instance, width=4)
     params = zero_hidden_params(instance, network, instance.base_theta)
     ours = network_exact_apmd(instance, network, params, 0.5, 4, inner_steps=3, eta=1.0)
-    theirs = apmd(instance, 0.5, 4, gradient_ascent_inner_loop(3, 1.0))
-    np.testing.assert_allclose(ours.trajectory.reward, theirs.trajectory.reward, atol=1e-12)
+    theirs = apmd(instance, beta=0.5, eta=1.0, n_iterations=4, inner_steps=3)
+    np.testing.assert_allclose(ours.reward, theirs.reward, atol=1e-12)
     np.testing.assert_allclose(ours.inner_kl, theirs.inner_kl, atol=1e-12)
     for field in ("gradient_steps", "responses_sampled", "reference_resets"):
-        np.testing.assert_array_equal(getattr(ours.trajectory, field), getattr(theirs.trajectory, field))
+        np.testing.assert_array_equal(getattr(ours, field), getattr(theirs, field))
     assert ours.thetas.shape == (5, network.n_params)
 
 
@@ -261,16 +262,20 @@ def test_zero_hidden_layer_sampled_runs_match_the_linear_ones_seed_for_seed():
     network = network_for(instance, width=4)
     params = zero_hidden_params(instance, network, instance.base_theta)
     ours = network_sampled_reinforce(instance, network, params, 1.0, 20, 8, np.random.default_rng(3))
-    theirs = sampled_reinforce(instance, 1.0, 20, 8, np.random.default_rng(3))
+    theirs = reinforce(instance, eta=1.0, n_iterations=20, batch_size=8, rng=np.random.default_rng(3))
     np.testing.assert_allclose(ours.reward, theirs.reward, atol=1e-12)
     np.testing.assert_array_equal(ours.responses_sampled, theirs.responses_sampled)
     ours = network_ppo_noclip(
         instance, network, params, 1.0, 3, batch_size=16, inner_steps=4, eta=0.5, rng=np.random.default_rng(4)
     )
-    theirs = ppo_noclip(instance, 1.0, 3, batch_size=16, inner_steps=4, eta=0.5, rng=np.random.default_rng(4))
-    np.testing.assert_allclose(ours.trajectory.reward, theirs.trajectory.reward, atol=1e-12)
-    for field in ("gradient_steps", "responses_sampled", "reference_resets"):
-        np.testing.assert_array_equal(getattr(ours.trajectory, field), getattr(theirs.trajectory, field))
+    theirs = ppo_noclip(
+        instance, beta=1.0, eta=0.5, n_iterations=3, batch_size=16, inner_steps=4, rng=np.random.default_rng(4)
+    )
+    np.testing.assert_allclose(ours.reward, theirs.reward, atol=1e-12)
+    np.testing.assert_allclose(ours.inner_kl, theirs.inner_kl, atol=1e-12)
+    for field in ("gradient_steps", "responses_sampled", "reference_resets", "generation_rounds"):
+        np.testing.assert_array_equal(getattr(ours, field), getattr(theirs, field))
+    assert ours.thetas.shape == (4, network.n_params)
 
 
 # ---------------------------------------------------------------------------------------
@@ -287,7 +292,7 @@ def test_accurate_network_apmd_follows_exact_mirror_descent():
     for t in range(4):
         log_probs = network_log_policy(instance, network, result.thetas[t])
         assert expected_kl(instance, log_probs, mirror_descent_policy(instance, beta, t)) < 1e-5
-    assert np.all(np.diff(result.trajectory.log_coverage[:, 0]) > 0.0)
+    assert np.all(np.diff(result.log_coverage[:, 0]) > 0.0)
 
 
 def test_network_reinforce_collapses_while_accurate_network_apmd_keeps_coverage():
@@ -300,8 +305,8 @@ def test_network_reinforce_collapses_while_accurate_network_apmd_keeps_coverage(
     assert reinforce.suboptimality[-1] > 0.15
     resets = network_exact_apmd(instance, network, params, 1.0, 10, inner_steps=40, eta=8.0)
     assert resets.inner_kl.max() < 0.01
-    assert resets.trajectory.min_log10_coverage > base - np.log10(2.0)
-    assert resets.trajectory.suboptimality[-1] < 0.05
+    assert resets.min_log10_coverage > base - np.log10(2.0)
+    assert resets.suboptimality[-1] < 0.05
 
 
 def test_apmd_records_every_inner_step_when_asked():
@@ -309,8 +314,8 @@ def test_apmd_records_every_inner_step_when_asked():
     network = network_for(instance, width=4)
     params = initial_parameters(instance, network, np.random.default_rng(0))
     result = network_exact_apmd(instance, network, params, 1.0, 3, inner_steps=2, eta=0.5, record_each_step=True)
-    np.testing.assert_array_equal(result.trajectory.gradient_steps, np.arange(7))
-    np.testing.assert_array_equal(result.trajectory.reference_resets, [0, 1, 1, 2, 2, 3, 3])
+    np.testing.assert_array_equal(result.gradient_steps, np.arange(7))
+    np.testing.assert_array_equal(result.reference_resets, [0, 1, 1, 2, 2, 3, 3])
 
 
 def test_exact_reinforce_through_the_network_improves_reward():
@@ -333,7 +338,7 @@ def test_sampled_runs_are_reproducible_with_a_seed():
     def ppo(seed: int):
         return network_ppo_noclip(
             instance, network, params, 1.0, 3, batch_size=8, inner_steps=3, eta=0.5, rng=np.random.default_rng(seed)
-        ).trajectory
+        )
 
     for run in (reinforce, ppo):
         first, again, other = run(9), run(9), run(10)

@@ -7,18 +7,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from covpo.instances import BanditInstance
-from covpo.algorithms.mirror_descent import apmd, exact_mirror_descent, exact_target_inner_loop
+from covpo.algorithms.mirror_descent import apmd_exact, exact_mirror_descent
 from covpo.algorithms.npg import (
     fisher_information,
     npg,
     npg_direction,
-    npg_inner_loop,
     npg_step,
     sampled_npg_direction,
-    sampled_npg_inner_loop,
 )
-from covpo.objectives import reward_gradient
+from covpo.instances import BanditInstance
+from covpo.objectives import regularized_optimum, reward_gradient
 from covpo.policies import expected_kl, log_policy
 from covpo.algorithms.squared_loss import (
     kimi_population_gradient,
@@ -64,13 +62,14 @@ def test_npg_direction_recovers_theta_star_when_the_fisher_is_nonsingular():
 @pytest.mark.parametrize("beta", [0.2, 1.0, 5.0])
 def test_exact_npg_runs_match_exact_mirror_descent_iterate_by_iterate(beta):
     instance = small_instance()
-    run = npg(instance, beta, 12)
-    exact = exact_mirror_descent(instance, beta, 12)
-    np.testing.assert_allclose(run.trajectory.reward, exact.reward, atol=1e-10)
-    np.testing.assert_allclose(run.trajectory.log_coverage, exact.log_coverage, atol=1e-8)
+    run = npg(instance, beta=beta, n_iterations=12)
+    exact = exact_mirror_descent(instance, beta=beta, n_iterations=12)
+    np.testing.assert_allclose(run.reward, exact.reward, atol=1e-10)
+    np.testing.assert_allclose(run.log_coverage, exact.log_coverage, atol=1e-8)
     assert run.inner_kl.max() < 1e-12
-    assert run.trajectory.total_gradient_steps == 12 and run.trajectory.total_responses == 0
-    target_run = apmd(instance, beta, 12, exact_target_inner_loop)
+    assert run.total_gradient_steps == 12 and run.total_responses == 0
+    assert list(run.reference_resets) == list(range(13)) and run.total_generation_rounds == 0
+    target_run = apmd_exact(instance, beta=beta, n_iterations=12)
     for theta_npg, theta_target in zip(run.thetas, target_run.thetas):
         same_policy(instance, theta_npg, theta_target)
 
@@ -96,7 +95,7 @@ def test_npg_step_is_one_newton_step_on_kimipos_population_loss_from_the_referen
 
 def test_npg_on_a_nonlinear_reward_is_not_exact_mirror_descent():
     instance = nonlinear_instance()
-    run = npg(instance, 1.0, 3)
+    run = npg(instance, beta=1.0, n_iterations=3)
     assert run.inner_kl.min() > 1e-6
 
 
@@ -116,24 +115,55 @@ def test_sampled_npg_direction_converges_to_the_exact_one():
 
 def test_sampled_npg_runs_count_responses_and_reproduce_bit_for_bit():
     instance = small_instance()
-    first = npg(instance, 1.0, 5, batch_size=64, group_size=3, rng=np.random.default_rng(2))
-    second = npg(instance, 1.0, 5, batch_size=64, group_size=3, rng=np.random.default_rng(2))
+    first = npg(instance, beta=1.0, n_iterations=5, batch_size=64, group_size=3, rng=np.random.default_rng(2))
+    second = npg(instance, beta=1.0, n_iterations=5, batch_size=64, group_size=3, rng=np.random.default_rng(2))
     np.testing.assert_array_equal(first.thetas, second.thetas)
-    assert first.trajectory.total_responses == 64 * 3 * 5
-    assert first.trajectory.total_gradient_steps == 5
-    assert first.trajectory.algorithm == "NPG (sampled)"
-    large = npg(instance, 1.0, 5, batch_size=20_000, group_size=4, rng=np.random.default_rng(0))
+    assert first.total_responses == 64 * 3 * 5
+    assert first.total_gradient_steps == 5
+    assert first.total_generation_rounds == 5
+    assert first.algorithm == "NPG (sampled)"
+    large = npg(instance, beta=1.0, n_iterations=5, batch_size=20_000, group_size=4, rng=np.random.default_rng(0))
     assert large.inner_kl.max() < 1e-3
-    assert large.trajectory.suboptimality[-1] < large.trajectory.suboptimality[0]
+    assert large.suboptimality[-1] < large.suboptimality[0]
 
 
-def test_npg_inner_loops_plug_into_apmd():
+def test_sampled_npg_settles_near_exact_npg():
     instance = small_instance()
-    exact = apmd(instance, 0.5, 2, npg_inner_loop)
-    assert exact.trajectory.settings["inner_loop"] == "npg_inner_loop"
-    sampled = apmd(instance, 0.5, 2, sampled_npg_inner_loop(32, 2), rng=np.random.default_rng(0))
-    assert sampled.trajectory.settings["batch_size"] == 32
+    exact = npg(instance, beta=0.5, n_iterations=2)
+    assert exact.algorithm == "NPG (exact)"
+    sampled = npg(instance, beta=0.5, n_iterations=2, batch_size=32, group_size=2, rng=np.random.default_rng(0))
+    assert sampled.settings["batch_size"] == 32
     assert expected_kl(instance, log_policy(instance, sampled.thetas[-1]), log_policy(instance, exact.thetas[-1])) < 1.0
+
+
+# ---------------------------------------------------------------------------------------
+# Mutation checks: each outer iteration is one reset and one step of the tested direction
+
+
+@pytest.mark.parametrize("instance", [small_instance(), nonlinear_instance()], ids=["linear", "nonlinear"])
+def test_exact_npg_iterations_are_npg_steps(instance):
+    beta = 0.7
+    run = npg(instance, beta=beta, n_iterations=3)
+    theta = np.array(instance.base_theta, dtype=float)
+    for t in range(3):
+        np.testing.assert_array_equal(run.thetas[t], theta)
+        target = regularized_optimum(instance, log_policy(instance, theta), beta)
+        theta = npg_step(instance, theta, beta)
+        assert run.inner_kl[t] == expected_kl(instance, log_policy(instance, theta), target)
+    np.testing.assert_array_equal(run.thetas[-1], theta)
+    halved = npg_step(instance, run.thetas[-2], 2 * beta)
+    assert np.max(np.abs(run.thetas[-1] - halved)) > 1e-6
+
+
+def test_sampled_npg_iterations_are_steps_of_the_sampled_direction():
+    instance = nonlinear_instance()
+    beta = 0.7
+    run = npg(instance, beta=beta, n_iterations=2, batch_size=16, group_size=3, rng=np.random.default_rng(5))
+    rng = np.random.default_rng(5)
+    theta = np.array(instance.base_theta, dtype=float)
+    for _ in range(2):
+        theta = theta + sampled_npg_direction(instance, theta, rng, batch_size=16, group_size=3) / beta
+    np.testing.assert_array_equal(run.thetas[-1], theta)
 
 
 @pytest.mark.parametrize(
@@ -147,9 +177,13 @@ def test_npg_inner_loops_plug_into_apmd():
             ),
             "group_size",
         ),
-        (lambda: sampled_npg_inner_loop(0), "batch_size"),
-        (lambda: npg(small_instance(), 1.0, 2, batch_size=8), "rng"),
-        (lambda: npg(small_instance(), 1.0, 0), "n_iterations"),
+        (lambda: npg(small_instance(), beta=1.0, n_iterations=2, batch_size=0, rng=np.random.default_rng(0)),
+         "batch_size"),
+        (lambda: npg(small_instance(), beta=1.0, n_iterations=2, batch_size=8, group_size=1,
+                     rng=np.random.default_rng(0)), "group_size"),
+        (lambda: npg(small_instance(), beta=1.0, n_iterations=2, batch_size=8), "rng"),
+        (lambda: npg(small_instance(), beta=1.0, n_iterations=0), "n_iterations"),
+        (lambda: npg(small_instance(), beta=0.0, n_iterations=2), "beta"),
     ],
 )
 def test_bad_arguments_raise_value_errors_that_name_them(call, name):

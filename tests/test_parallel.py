@@ -4,6 +4,8 @@ import joblib
 import numpy as np
 
 from covpo.experiments.parallel import run_tasks
+from covpo.experiments.sweeps import Method, cost_sweep
+from tests.helpers import small_instance
 
 
 def _seeded_draw(seed: int, size: int) -> np.ndarray:
@@ -25,3 +27,17 @@ def test_results_do_not_depend_on_the_backend():
 
 def test_no_tasks_gives_no_results():
     assert run_tasks(pow, [], "nothing", progress=False) == []
+
+
+def test_a_sweep_of_methods_is_identical_in_worker_processes():
+    # Methods travel to worker processes by pickle; every run seeds its own generator
+    methods = (
+        Method("A", "ppo_noclip", {"beta": 1.0, "batch_size": 16, "inner_steps": 2, "n_iterations": 3}, (0.5, 1.0)),
+        Method("B", "reinforce", {"batch_size": 8, "n_iterations": 6}, (1.0,)),
+    )
+    instances = [small_instance(), small_instance(4)]
+    serial = cost_sweep(instances, (2.0, 3.0), methods, eps=0.5, seed=0)
+    with joblib.parallel_config(backend="loky", n_jobs=2):
+        processes = cost_sweep(instances, (2.0, 3.0), methods, eps=0.5, seed=0)
+    for name in ("eta", "reached", "responses_to_eps", "steps_to_eps", "coverage_loss", "final_suboptimality"):
+        np.testing.assert_array_equal(getattr(serial, name), getattr(processes, name))

@@ -16,7 +16,6 @@ from covpo.coverage_instances import (
     log_coverage_coefficient,
 )
 from covpo.instances import BanditInstance
-from covpo.algorithms.mirror_descent import apmd
 from covpo.objectives import regularized_objective, regularized_optimum
 from covpo.policies import (
     base_log_policy,
@@ -24,22 +23,18 @@ from covpo.policies import (
     log_coverage,
     log_policy,
 )
-from covpo.algorithms.ppo import (
-    RatioRecorder,
-    ResponseBatch,
+from covpo.algorithms.ppo_lite import (
     check_clip_thresholds,
     default_clip_thresholds,
-    draw_batch,
     ppo_lite,
     ppo_lite_clip_mask,
     ppo_lite_gradient,
-    ppo_lite_inner_loop,
     ppo_lite_objective,
-    ppo_noclip,
-    ppo_noclip_gradient,
-    ppo_noclip_inner_loop,
-    ppo_noclip_objective,
 )
+from covpo.algorithms.ppo_noclip import ppo_noclip, ppo_noclip_gradient, ppo_noclip_objective
+from covpo.algorithms.ratios import RatioRecorder
+from covpo.algorithms.steps import InnerStep
+from covpo.batches import ResponseBatch, draw_batch
 from tests.helpers import finite_difference, small_instance
 from tests.strategies import softmax_linear_instances
 
@@ -228,6 +223,14 @@ def test_default_thresholds_are_the_narrowest_interval():
         assert ratio == pytest.approx(bound, rel=1e-9)
 
 
+def run_noclip(instance: BanditInstance, beta: float, n_iterations: int, seed: int = 0, **keywords):
+    return ppo_noclip(instance, beta=beta, n_iterations=n_iterations, rng=np.random.default_rng(seed), **keywords)
+
+
+def run_lite(instance: BanditInstance, beta: float, n_iterations: int, seed: int = 0, **keywords):
+    return ppo_lite(instance, beta=beta, n_iterations=n_iterations, rng=np.random.default_rng(seed), **keywords)
+
+
 @pytest.mark.parametrize(
     "thresholds", [(0.0, 2.0), (1.0, 2.0), (0.5, 1.0), (0.5, 0.9), (-1.0, 2.0), (0.5, np.inf), (0.5,)]
 )
@@ -235,14 +238,14 @@ def test_bad_thresholds_are_rejected(thresholds):
     with pytest.raises(ValueError, match="thresholds"):
         check_clip_thresholds(thresholds)
     with pytest.raises(ValueError, match="thresholds"):
-        ppo_lite_inner_loop(8, 2, 0.1, thresholds=thresholds)
+        run_lite(small_instance(), 1.0, 1, batch_size=8, inner_steps=2, eta=0.1, thresholds=thresholds)
 
 
 def test_lite_rejects_negative_rewards():
     instance = small_instance()
     shifted = dataclasses.replace(instance, rewards=instance.rewards - 0.5)
     with pytest.raises(ValueError, match="rewards"):
-        ppo_lite(shifted, 1.0, 1, batch_size=4, inner_steps=1, eta=0.1, rng=np.random.default_rng(0))
+        run_lite(shifted, 1.0, 1, batch_size=4, inner_steps=1, eta=0.1)
 
 
 @pytest.mark.parametrize(
@@ -253,26 +256,29 @@ def test_lite_rejects_negative_rewards():
         ({"eta": 0.0}, "eta"),
         ({"eta": -1.0}, "eta"),
         ({"batch_size": 2.5}, "batch_size"),
+        ({"n_iterations": 0}, "n_iterations"),
+        ({"rng": 0}, "rng"),
     ],
 )
-def test_inner_loops_validate_their_arguments(keywords, name):
-    arguments = {"batch_size": 8, "inner_steps": 2, "eta": 0.1, **keywords}
+def test_runs_validate_their_arguments(keywords, name):
+    arguments = {"beta": 1.0, "n_iterations": 1, "batch_size": 8, "inner_steps": 2, "eta": 0.1,
+                 "rng": np.random.default_rng(0), **keywords}
     with pytest.raises(ValueError, match=name):
-        ppo_noclip_inner_loop(**arguments)
+        ppo_noclip(small_instance(), **arguments)
     with pytest.raises(ValueError, match=name):
-        ppo_lite_inner_loop(**arguments)
+        ppo_lite(small_instance(), **arguments)
 
 
 @pytest.mark.parametrize("beta", [0.0, -1.0])
 def test_runs_reject_nonpositive_beta(beta):
     instance = small_instance()
-    common = {"batch_size": 4, "inner_steps": 1, "eta": 0.1, "rng": np.random.default_rng(0)}
+    common = {"batch_size": 4, "inner_steps": 1, "eta": 0.1}
     with pytest.raises(ValueError, match="beta"):
-        ppo_noclip(instance, beta, 1, **common)
+        run_noclip(instance, beta, 1, **common)
     with pytest.raises(ValueError, match="beta"):
-        ppo_lite(instance, beta, 1, **common)
+        run_lite(instance, beta, 1, **common)
     with pytest.raises(ValueError, match="kl"):
-        ppo_lite_inner_loop(4, 1, 0.1, kl="k3")
+        run_lite(instance, 1.0, 1, kl="k3", **common)
 
 
 # ---------------------------------------------------------------------------------------
@@ -281,11 +287,16 @@ def test_runs_reject_nonpositive_beta(beta):
 
 def test_costs_and_ratio_rows_are_counted_once():
     instance = small_instance()
-    run = ppo_noclip(instance, 1.0, 4, batch_size=16, inner_steps=3, eta=0.5, rng=np.random.default_rng(0))
-    trajectory, ratios = run.trajectory, run.ratios
+    recorder = RatioRecorder()
+    trajectory = run_noclip(instance, 1.0, 4, batch_size=16, inner_steps=3, eta=0.5, on_inner_step=recorder)
+    ratios = recorder.finish()
+    assert trajectory.algorithm == "PPO-NoClip"
     assert list(trajectory.gradient_steps) == [0, 3, 6, 9, 12]
     assert list(trajectory.responses_sampled) == [0, 16, 32, 48, 64]
     assert list(trajectory.reference_resets) == [0, 1, 2, 3, 4]
+    assert list(trajectory.generation_rounds) == [0, 1, 2, 3, 4]
+    assert trajectory.thetas.shape == (5, instance.dim) and trajectory.inner_kl.shape == (4,)
+    np.testing.assert_array_equal(trajectory.thetas[0], instance.base_theta)
     assert ratios.n_rows == 4 * (3 + 1)
     assert list(ratios.inner_step[:4]) == [0, 1, 2, 3] and list(ratios.iteration[::4]) == [0, 1, 2, 3]
     assert list(ratios.gradient_steps[:8]) == [0, 1, 2, 3, 3, 4, 5, 6]
@@ -294,82 +305,144 @@ def test_costs_and_ratio_rows_are_counted_once():
     np.testing.assert_array_equal(ratios.log_ratio_min[start], 0.0)
     np.testing.assert_array_equal(ratios.log_ratio_max[start], 0.0)
     assert np.all(ratios.clip_fraction == 0.0)
-    assert trajectory.settings["batch_size"] == 16 and "ratios" not in trajectory.settings
-    stepwise = ppo_noclip(
-        instance, 1.0, 4, batch_size=16, inner_steps=3, eta=0.5, rng=np.random.default_rng(0), record_each_step=True
-    )
-    assert stepwise.trajectory.n_records == 1 + 4 * 3
-    np.testing.assert_array_equal(stepwise.thetas, run.thetas)
+    assert trajectory.settings["batch_size"] == 16 and "on_inner_step" not in trajectory.settings
+    stepwise = run_noclip(instance, 1.0, 4, batch_size=16, inner_steps=3, eta=0.5, record_each_step=True)
+    assert stepwise.n_records == 1 + 4 * 3
+    np.testing.assert_array_equal(stepwise.thetas, trajectory.thetas)
+    np.testing.assert_array_equal(stepwise.inner_kl, trajectory.inner_kl)
 
 
-def test_the_inner_loops_plug_into_apmd_with_a_ratio_recorder():
+def test_the_callback_sees_every_inner_iterate_and_changes_nothing():
     instance = small_instance()
+    seen: list[InnerStep] = []
     recorder = RatioRecorder()
-    result = apmd(instance, 2.0, 3, ppo_lite_inner_loop(32, 5, 0.3, ratios=recorder), rng=np.random.default_rng(1))
-    assert recorder.finish().n_rows == 3 * 6
-    assert result.trajectory.settings["inner_loop"] == "ppo_lite_steps"
-    assert result.trajectory.total_responses == 3 * 32
+
+    def callback(step: InnerStep) -> None:
+        seen.append(step)
+        recorder(step)
+
+    trajectory = run_lite(instance, 2.0, 3, seed=1, batch_size=32, inner_steps=5, eta=0.3, on_inner_step=callback)
+    assert recorder.finish().n_rows == len(seen) == 3 * 6
+    assert [(step.iteration, step.inner_step) for step in seen[:7]] == [(0, k) for k in range(6)] + [(1, 0)]
+    np.testing.assert_array_equal(seen[5].theta, trajectory.thetas[1])
+    np.testing.assert_array_equal(seen[6].log_sampling, log_policy(instance, trajectory.thetas[1]))
+    assert trajectory.algorithm == "PPO-Lite" and trajectory.settings["kl"] == "exact"
+    assert trajectory.total_responses == 3 * 32
+    without = run_lite(instance, 2.0, 3, seed=1, batch_size=32, inner_steps=5, eta=0.3)
+    np.testing.assert_array_equal(without.thetas, trajectory.thetas)
 
 
 @pytest.mark.parametrize("algorithm", [ppo_noclip, ppo_lite])
 def test_a_seed_fixes_the_run_bit_for_bit(algorithm):
     instance = small_instance()
-    runs = [
-        algorithm(instance, 0.5, 5, batch_size=32, inner_steps=4, eta=0.8, rng=np.random.default_rng(11))
-        for _ in range(2)
-    ]
-    np.testing.assert_array_equal(runs[0].thetas, runs[1].thetas)
-    np.testing.assert_array_equal(runs[0].trajectory.reward, runs[1].trajectory.reward)
-    np.testing.assert_array_equal(runs[0].ratios.log_ratio_max, runs[1].ratios.log_ratio_max)
-    other = algorithm(instance, 0.5, 5, batch_size=32, inner_steps=4, eta=0.8, rng=np.random.default_rng(12))
-    assert not np.array_equal(runs[0].thetas, other.thetas)
+
+    def run(seed: int):
+        recorder = RatioRecorder()
+        trajectory = algorithm(
+            instance, beta=0.5, eta=0.8, n_iterations=5, batch_size=32, inner_steps=4,
+            rng=np.random.default_rng(seed), on_inner_step=recorder,
+        )
+        return trajectory, recorder.finish()
+
+    (first, first_ratios), (again, again_ratios) = run(11), run(11)
+    np.testing.assert_array_equal(first.thetas, again.thetas)
+    np.testing.assert_array_equal(first.reward, again.reward)
+    np.testing.assert_array_equal(first_ratios.log_ratio_max, again_ratios.log_ratio_max)
+    other, _ = run(12)
+    assert not np.array_equal(first.thetas, other.thetas)
 
 
 def test_noclip_with_a_large_batch_approaches_exact_mirror_descent():
     instance = small_instance()
     beta = 1.0
-    run = ppo_noclip(instance, beta, 3, batch_size=20_000, inner_steps=200, eta=2.0, rng=np.random.default_rng(0))
-    assert np.all(run.inner_kl < 1e-3)
+    trajectory = run_noclip(instance, beta, 3, batch_size=20_000, inner_steps=200, eta=2.0)
+    assert np.all(trajectory.inner_kl < 1e-3)
     exact = instance.base_theta + np.arange(4)[:, None] * instance.reward_theta / beta
-    np.testing.assert_allclose(run.thetas, exact, atol=0.1)
+    np.testing.assert_allclose(trajectory.thetas, exact, atol=0.1)
     # a small batch is visibly less accurate: the error is statistical
-    small = ppo_noclip(instance, beta, 3, batch_size=20, inner_steps=200, eta=2.0, rng=np.random.default_rng(0))
-    assert small.inner_kl.mean() > 10 * run.inner_kl.mean()
+    small = run_noclip(instance, beta, 3, batch_size=20, inner_steps=200, eta=2.0)
+    assert small.inner_kl.mean() > 10 * trajectory.inner_kl.mean()
 
 
 def test_ratios_stay_within_constant_bounds_under_strong_regularization():
     instance = small_instance()
     R = instance.rewards.max()
     for beta in (4.0, 16.0):
-        run = ppo_noclip(
-            instance, beta, 10, batch_size=64, inner_steps=30, eta=1.0 / beta, rng=np.random.default_rng(0)
-        )
-        low, high = run.ratios.ratio_bounds
+        recorder = RatioRecorder()
+        run_noclip(instance, beta, 10, batch_size=64, inner_steps=30, eta=1.0 / beta, on_inner_step=recorder)
+        ratios = recorder.finish()
+        low, high = ratios.ratio_bounds
         assert np.exp(-2 * R / beta) <= low <= 1.0 <= high <= np.exp(2 * R / beta)
-        batch_low, batch_high = run.ratios.batch_ratio_bounds
+        batch_low, batch_high = ratios.batch_ratio_bounds
         assert low <= batch_low <= 1.0 <= batch_high <= high
 
 
 def test_lite_clip_activity_is_recorded():
     instance = small_instance()
-    tight = ppo_lite(
-        instance, 0.2, 3, batch_size=64, inner_steps=10, eta=2.0, rng=np.random.default_rng(0), thresholds=(0.95, 1.05)
+    recorder = RatioRecorder()
+    tight = run_lite(
+        instance, 0.2, 3, batch_size=64, inner_steps=10, eta=2.0, thresholds=(0.95, 1.05), on_inner_step=recorder
     )
-    assert tight.ratios.mean_clip_fraction > 0.1
-    assert tight.trajectory.settings["thresholds"] == (0.95, 1.05)
-    loose = ppo_lite(instance, 4.0, 3, batch_size=64, inner_steps=10, eta=0.25, rng=np.random.default_rng(0))
-    assert loose.ratios.mean_clip_fraction == 0.0
-    assert loose.trajectory.settings["thresholds"] == pytest.approx(
-        default_clip_thresholds(4.0, instance.rewards.max())
-    )
+    assert recorder.finish().mean_clip_fraction > 0.1
+    assert tight.settings["thresholds"] == (0.95, 1.05)
+    recorder = RatioRecorder()
+    loose = run_lite(instance, 4.0, 3, batch_size=64, inner_steps=10, eta=0.25, on_inner_step=recorder)
+    assert recorder.finish().mean_clip_fraction == 0.0
+    assert loose.settings["thresholds"] == pytest.approx(default_clip_thresholds(4.0, instance.rewards.max()))
 
 
 def test_ppo_runs_reach_near_optimal_reward_on_a_dialled_instance():
     instance = dialled_coverage_instance(np.random.default_rng(0), 50, 8, 6, 20.0)
-    for algorithm in (ppo_noclip, ppo_lite):
-        run = algorithm(instance, 1.0, 30, batch_size=256, inner_steps=10, eta=3.0, rng=np.random.default_rng(2))
-        assert run.trajectory.suboptimality[0] > 0.3
-        assert run.trajectory.suboptimality[-1] < 0.05
-        assert run.trajectory.min_log10_coverage >= np.log10(0.5) + log_coverage(
+    for run in (run_noclip, run_lite):
+        trajectory = run(instance, 1.0, 30, seed=2, batch_size=256, inner_steps=10, eta=3.0)
+        assert trajectory.suboptimality[0] > 0.3
+        assert trajectory.suboptimality[-1] < 0.05
+        assert trajectory.min_log10_coverage >= np.log10(0.5) + log_coverage(
             instance, base_log_policy(instance)
         ).min() / np.log(10)
+
+
+# ---------------------------------------------------------------------------------------
+# Mutation tests: one outer iteration is K steps along the public gradient, KL term included
+
+
+def first_batch(instance: BanditInstance, batch_size: int, seed: int) -> tuple[ResponseBatch, np.ndarray]:
+    """The batch the first outer iteration of a run seeded ``seed`` draws, and its reference ``log pi_0``."""
+    log_reference = log_policy(instance, np.array(instance.base_theta, dtype=float))
+    return draw_batch(instance, log_reference, batch_size, np.random.default_rng(seed)), log_reference
+
+
+def k_steps(instance: BanditInstance, eta: float, inner_steps: int, gradient) -> np.ndarray:
+    theta = np.array(instance.base_theta, dtype=float)
+    for _ in range(inner_steps):
+        theta = theta + eta * gradient(theta)
+    return theta
+
+
+def test_noclip_outer_iteration_is_k_steps_of_its_gradient_with_the_full_kl_term():
+    instance, beta, eta, inner_steps, batch_size, seed = small_instance(), 0.5, 0.8, 3, 24, 5
+    trajectory = run_noclip(instance, beta, 1, seed=seed, batch_size=batch_size, inner_steps=inner_steps, eta=eta)
+    batch, _ = first_batch(instance, batch_size, seed)
+    by_hand = k_steps(instance, eta, inner_steps, lambda theta: ppo_noclip_gradient(instance, theta, batch, beta))
+    np.testing.assert_array_equal(trajectory.thetas[1], by_hand)
+    # halving the KL term of L_t is halving beta in its gradient
+    halved = k_steps(instance, eta, inner_steps, lambda theta: ppo_noclip_gradient(instance, theta, batch, beta / 2))
+    assert not np.allclose(trajectory.thetas[1], halved, rtol=0.0, atol=1e-9)
+
+
+@pytest.mark.parametrize("kl", ["exact", "sampled"])
+def test_lite_outer_iteration_is_k_steps_of_its_gradient_with_the_full_kl_term(kl):
+    instance, beta, eta, inner_steps, batch_size, seed = small_instance(), 0.5, 0.8, 3, 24, 5
+    thresholds = default_clip_thresholds(beta, instance.rewards.max())
+    trajectory = run_lite(instance, beta, 1, seed=seed, batch_size=batch_size, inner_steps=inner_steps, eta=eta, kl=kl)
+    batch, log_reference = first_batch(instance, batch_size, seed)
+
+    def gradient(scale: float):
+        return lambda theta: ppo_lite_gradient(
+            instance, theta, batch, log_reference, scale * beta, thresholds=thresholds, kl=kl
+        )
+
+    np.testing.assert_array_equal(trajectory.thetas[1], k_steps(instance, eta, inner_steps, gradient(1.0)))
+    # the same clip, the KL penalty at half strength
+    halved = k_steps(instance, eta, inner_steps, gradient(0.5))
+    assert not np.allclose(trajectory.thetas[1], halved, rtol=0.0, atol=1e-9)

@@ -1,4 +1,4 @@
-"""The measurements of chapter 4 (covpo.experiments.ppo): instances, weights, clipping, estimates and sweeps."""
+"""The measurements of chapter 4 (covpo.experiments.ppo): weights, clipping, estimates, and its sweeps and recipes."""
 
 from __future__ import annotations
 
@@ -12,77 +12,46 @@ from hypothesis import strategies as st
 from covpo.objectives import regularized_objective, regularized_optimum
 from covpo.policies import (
     base_log_policy,
-    coverage_coefficient,
     expected_reward,
     log_policy,
 )
-from covpo.algorithms.ppo import (
-    ResponseBatch,
+from covpo import run
+from covpo.algorithms.ppo_lite import (
+    MAX_LOG_THRESHOLD,
+    clip_width_thresholds,
     default_clip_thresholds,
-    draw_batch,
     ppo_lite_gradient,
     ppo_lite_objective,
-    ppo_noclip,
-    ppo_noclip_gradient,
-    ppo_noclip_objective,
 )
+from covpo.algorithms.ppo_noclip import ppo_noclip_gradient, ppo_noclip_objective
+from covpo.algorithms.ratios import RatioRecorder
+from covpo.batches import ResponseBatch, draw_batch
 from covpo.experiments.ppo import (
-    MAX_LOG_THRESHOLD,
-    MethodSettings,
     batch_estimates,
     clip_activity_grid,
-    clip_width_thresholds,
-    collapse_family,
-    compare_at_budget,
-    compare_recipes,
-    cost_sweep,
     estimator_spread,
-    fit_coverage_power,
     practice_recipes,
-    random_family,
-    method_settings_table,
     ratio_bounds_by_beta,
     ratio_bounds_table,
     ratio_spread,
     ratio_spread_table,
     reverse_kl_optimum,
-    run_method,
-    settings_table,
-    stacked_collapse_instance,
     target_log_ratio_extent,
 )
+from covpo.experiments.sweeps import (
+    Method,
+    collapse_family_methods,
+    compare_at_budget,
+    compare_recipes,
+    cost_sweep,
+    fit_coverage_power,
+    methods_table,
+    random_family_methods,
+)
+from covpo.families import random_family, stacked_collapse_instance
 from covpo.table import Table
 from tests.helpers import small_instance
 from tests.strategies import softmax_linear_instances
-
-# ---------------------------------------------------------------------------------------
-# Instances
-
-
-def test_stacked_collapse_instance_has_the_dialled_coverage_and_the_collapse_rewards():
-    instance = stacked_collapse_instance(3, 0.2, 25.0, n_zero=7)
-    assert (instance.n_prompts, instance.n_responses, instance.dim) == (3, 9, 27)
-    assert coverage_coefficient(instance, base_log_policy(instance)) == pytest.approx(25.0, rel=1e-12)
-    probs = np.exp(base_log_policy(instance))
-    np.testing.assert_allclose(probs[:, 0], 1 / 25)
-    np.testing.assert_allclose(probs[:, 1], 2 / 25)
-    np.testing.assert_allclose(instance.rewards[:, :2], [[1.0, 0.8]] * 3)
-    assert np.all(instance.rewards[:, 2:] == 0.0)
-    # each prompt has its own parameters: moving one prompt's logits leaves the others alone
-    theta = instance.base_theta.copy()
-    theta[0] += 5.0
-    np.testing.assert_allclose(log_policy(instance, theta)[1:], base_log_policy(instance)[1:])
-
-
-def test_families_share_everything_but_the_base_model():
-    random = random_family((3.0, 30.0), seed=4)
-    np.testing.assert_array_equal(random[0].features, random[1].features)
-    np.testing.assert_array_equal(random[0].rewards, random[1].rewards)
-    assert [coverage_coefficient(i, base_log_policy(i)) for i in random] == pytest.approx([3.0, 30.0], rel=1e-8)
-    collapse = collapse_family((10.0, 20.0))
-    np.testing.assert_array_equal(collapse[0].rewards, collapse[1].rewards)
-    assert not np.array_equal(collapse[0].base_theta, collapse[1].base_theta)
-
 
 # ---------------------------------------------------------------------------------------
 # Importance weights
@@ -90,17 +59,20 @@ def test_families_share_everything_but_the_base_model():
 
 def test_ratio_spread_matches_the_run_and_orders_its_quantiles():
     instance = small_instance()
-    run = ppo_noclip(instance, 1.0, 4, batch_size=32, inner_steps=5, eta=1.0, rng=np.random.default_rng(0))
-    spread = ratio_spread(instance, run)
+    recorder = RatioRecorder()
+    trajectory = run("ppo_noclip", instance, rng=np.random.default_rng(0), beta=1.0, eta=1.0, n_iterations=4,
+                     batch_size=32, inner_steps=5, on_inner_step=recorder)
+    ratios = recorder.finish()
+    spread = ratio_spread(instance, trajectory, ratios)
     assert spread.n_iterations == 4 and spread.log_ratio_quantiles.shape == (4, 5)
     assert np.all(np.diff(spread.log_ratio_quantiles, axis=1) >= 0.0)
     # the quantiles of the final weights lie within the extremes over all inner iterates
     assert np.all(spread.log_ratio_quantiles[:, 0] >= spread.log_ratio_min - 1e-12)
     assert np.all(spread.log_ratio_quantiles[:, -1] <= spread.log_ratio_max + 1e-12)
-    assert spread.log_ratio_max.max() == pytest.approx(np.log(run.ratios.ratio_bounds[1]))
+    assert spread.log_ratio_max.max() == pytest.approx(np.log(ratios.ratio_bounds[1]))
     assert spread.interval == default_clip_thresholds(1.0, instance.rewards.max())
     with pytest.raises(ValueError, match="levels"):
-        ratio_spread(instance, run, levels=(0.5, 1.5))
+        ratio_spread(instance, trajectory, ratios, levels=(0.5, 1.5))
 
 
 def test_ratio_bounds_table_runs_equal_mirror_descent_time():
@@ -179,28 +151,38 @@ def test_estimator_spread_is_unbiased_without_clipping_and_equal_at_the_referenc
 # Sweeps
 
 
-def test_method_settings_are_validated():
+def test_methods_are_validated_and_count_their_budget():
     with pytest.raises(ValueError, match="algorithm"):
-        MethodSettings("x", "ppo", 1.0, 8, 1, 1, (1.0,))
+        Method("x", "ppo", {"beta": 1.0}, (1.0,))
     with pytest.raises(ValueError, match="beta"):
-        MethodSettings("x", "ppo_noclip", 0.0, 8, 1, 1, (1.0,))
-    with pytest.raises(ValueError, match="beta"):
-        MethodSettings("x", "reinforce", 0.1, 8, 1, 1, (1.0,))
+        Method("x", "ppo_noclip", {"beta": 0.0, "batch_size": 8, "inner_steps": 1, "n_iterations": 1}, (1.0,)).run(
+            small_instance(), 1.0, np.random.default_rng(0)
+        )
     with pytest.raises(ValueError, match="inner_steps"):
-        MethodSettings("x", "reinforce", 0.0, 8, 2, 1, (1.0,))
+        Method("x", "reinforce", {"batch_size": 8, "inner_steps": 2, "n_iterations": 1}, (1.0,))
     with pytest.raises(ValueError, match="etas"):
-        MethodSettings("x", "grpo_fixed", 0.0, 8, 1, 1, ())
-    method = MethodSettings("x", "grpo_fixed", 0.0, 8, 2, 5, (1.0,), group_size=4)
+        Method("x", "grpo_fixed", {"beta": 0.0, "batch_size": 8, "group_size": 4, "inner_steps": 1, "n_iterations": 1}, ())
+    method = Method("x", "grpo_fixed", {"beta": 0.0, "batch_size": 8, "group_size": 4, "inner_steps": 2, "n_iterations": 5}, (1.0,))
     assert (method.responses_per_iteration, method.response_budget, method.step_budget) == (32, 160, 10)
+
+
+def test_chapter_4_methods_keep_their_budgets():
+    budgets = [(m.response_budget, m.step_budget) for m in random_family_methods()]
+    assert budgets == [(10_240, 400), (10_240, 400), (10_240, 400), (15_360, 60), (9_600, 300)]
+    budgets = [(m.response_budget, m.step_budget) for m in collapse_family_methods()]
+    assert budgets == [(6_400, 1_000), (6_400, 1_000), (10_240, 800), (32_000, 125), (32_000, 1_000)]
+    assert [m.hyperparameters["inner_steps"] for m in practice_recipes()] == [1, 1, 4]
 
 
 @pytest.mark.parametrize("algorithm", ["ppo_noclip", "ppo_lite", "grpo_reset", "grpo_fixed", "reinforce"])
 def test_every_algorithm_runs_with_its_costs_counted(algorithm):
-    beta = 0.0 if algorithm in ("grpo_fixed", "reinforce") else 1.0
-    group = 4 if algorithm.startswith("grpo") else 1
-    inner_steps = 1 if algorithm == "reinforce" else 2
-    method = MethodSettings("x", algorithm, beta, 8, inner_steps, 3, (0.5,), group_size=group)
-    trajectory = run_method(method, small_instance(), 0.5, np.random.default_rng(0))
+    hyperparameters = {"batch_size": 8, "n_iterations": 3}
+    if algorithm != "reinforce":
+        hyperparameters.update(beta=0.0 if algorithm == "grpo_fixed" else 1.0, inner_steps=2)
+    if algorithm.startswith("grpo"):
+        hyperparameters["group_size"] = 4
+    method = Method("x", algorithm, hyperparameters, (0.5,))
+    trajectory = method.run(small_instance(), 0.5, np.random.default_rng(0))
     assert trajectory.total_responses == method.response_budget
     assert trajectory.total_gradient_steps == method.step_budget
 
@@ -208,13 +190,16 @@ def test_every_algorithm_runs_with_its_costs_counted(algorithm):
 def test_cost_sweep_keeps_the_best_learning_rate_and_counts_divergence_as_failure():
     instances = random_family((4.0,), seed=2)
     # KL to the fixed base model through the k3 loss: eta = 1e6 diverges, 1e-3 is too slow
-    method = MethodSettings("G", "grpo_fixed", 1.0, 8, 4, 20, (1e-3, 2.0, 1e6), group_size=4)
+    method = Method(
+        "G", "grpo_fixed", {"beta": 1.0, "batch_size": 8, "group_size": 4, "inner_steps": 4, "n_iterations": 20},
+        (1e-3, 2.0, 1e6),
+    )
     sweep = cost_sweep(instances, (4.0,), [method], eps=0.1, seed=0)
     assert sweep.eta[0, 0] == 2.0 and sweep.reached[0, 0]
     grid = sweep.grid_responses[0]
     assert np.isinf(grid[0, 0]) and np.isinf(grid[0, 2]) and grid[0, 1] == sweep.responses_to_eps[0, 0]
     with pytest.raises(FloatingPointError):
-        run_method(method, instances[0], 1e6, np.random.default_rng([0, 0]))
+        method.run(instances[0], 1e6, np.random.default_rng([0, 0]))
     again = cost_sweep(instances, (4.0,), [method], eps=0.1, seed=0)
     np.testing.assert_array_equal(again.responses_to_eps, sweep.responses_to_eps)
     # an unreachable target leaves the budget as a lower bound
@@ -222,7 +207,7 @@ def test_cost_sweep_keeps_the_best_learning_rate_and_counts_divergence_as_failur
     assert not hopeless.reached[0, 0] and hopeless.responses_to_eps[0, 0] == method.response_budget
     assert hopeless.steps_to_eps[0, 0] == method.step_budget
     assert hopeless.fit("G") is None
-    with pytest.raises(ValueError, match="no method"):
+    with pytest.raises(ValueError, match="no method labelled"):
         hopeless.fit("PPO")
     with pytest.raises(ValueError, match="one coverage per instance"):
         cost_sweep(instances, (4.0, 5.0), [method], eps=0.1, seed=0)
@@ -231,14 +216,14 @@ def test_cost_sweep_keeps_the_best_learning_rate_and_counts_divergence_as_failur
 def test_summaries_name_every_row():
     instance = small_instance()
     methods = (
-        MethodSettings("A", "ppo_noclip", 1.0, 16, 2, 3, (0.5,)),
-        MethodSettings("B", "grpo_fixed", 0.0, 4, 1, 3, (0.5,), group_size=4),
+        Method("A", "ppo_noclip", {"beta": 1.0, "batch_size": 16, "inner_steps": 2, "n_iterations": 3}, (0.5,)),
+        Method("B", "grpo_fixed", {"beta": 0.0, "batch_size": 4, "group_size": 4, "inner_steps": 1, "n_iterations": 3}, (0.5,)),
     )
     sweep = cost_sweep([instance], (5.0,), methods, eps=0.5, seed=0)
     text = sweep.summary()
     assert text.count("\n") == 3 * len(methods) - 1 and "A (eta 0.5)" in text and "fewer than two" in text
-    table = settings_table(methods)
-    assert "budget 48 responses" in table and "G 4" in table
+    table = methods_table(methods)
+    assert table.column("budget (responses)") == [48, 48] and table.column("G (responses per prompt)")[1] == 4
     grid = clip_activity_grid(instance, (1.0,), (1.0,), eta_beta=1.0, inner_steps=2, batch_size=8, horizon=2, seed=0)
     assert "beta 1" in grid.summary() and "[0.8, 1.25]" in grid.summary("final_suboptimality")
     spread = estimator_spread(instance, 1.0, (0.0, 1.0), batch_size=8, n_batches=4, seed=0)
@@ -250,8 +235,11 @@ def test_summaries_name_every_row():
 def test_tables_keep_numbers_as_numbers_one_row_per_record():
     instance = small_instance()
     methods = (
-        MethodSettings("A", "ppo_noclip", 1.0, 16, 2, 3, (0.5,)),
-        MethodSettings("B", "grpo_fixed", 0.0, 4, 1, 3, (0.5, 1.0), group_size=4),
+        Method("A", "ppo_noclip", {"beta": 1.0, "batch_size": 16, "inner_steps": 2, "n_iterations": 3}, (0.5,)),
+        Method(
+            "B", "grpo_fixed", {"beta": 0.0, "batch_size": 4, "group_size": 4, "inner_steps": 1, "n_iterations": 3},
+            (0.5, 1.0),
+        ),
     )
     sweep = cost_sweep([instance, instance], (5.0, 6.0), methods, eps=0.5, seed=0)
     table = sweep.table()
@@ -260,7 +248,7 @@ def test_tables_keep_numbers_as_numbers_one_row_per_record():
     assert all(isinstance(value, bool) for value in table.column("ε reached"))
     fits = sweep.fit_table()
     assert fits.column("method") == ["A", "B"] and len(fits.columns) == 6
-    settings = method_settings_table(methods, caption="settings")
+    settings = methods_table(methods, caption="settings")
     assert settings.column("budget (responses)") == [48, 48] and settings.column("learning rates")[1] == "0.5, 1"
     assert settings.column("G (responses per prompt)") == [1, 4]
     grid = clip_activity_grid(instance, (1.0, 2.0), (1.0,), eta_beta=1.0, inner_steps=2, batch_size=8, horizon=2, seed=0)
@@ -272,8 +260,10 @@ def test_tables_keep_numbers_as_numbers_one_row_per_record():
     comparison = compare_recipes(instance, methods, 64, eps=0.5, seeds=(0, 1))
     recipes = comparison.table()
     assert recipes.column("method") == ["A", "B"] and "(of 2)" in recipes.columns[1]
-    run = ppo_noclip(instance, 1.0, 3, batch_size=16, inner_steps=2, eta=1.0, rng=np.random.default_rng(0))
-    weights = ratio_spread_table([ratio_spread(instance, run)])
+    recorder = RatioRecorder()
+    trajectory = run("ppo_noclip", instance, rng=np.random.default_rng(0), beta=1.0, eta=1.0, n_iterations=3,
+                     batch_size=16, inner_steps=2, on_inner_step=recorder)
+    weights = ratio_spread_table([ratio_spread(instance, trajectory, recorder.finish())])
     assert weights.rows[0][:2] == (1.0, 3) and weights.rows[0][2] <= weights.rows[0][4]
     bounds = ratio_bounds_by_beta(instance, (0.5, 2.0), eta_beta=1.0, inner_steps=2, batch_size=8, horizon=2, seed=0)
     both = ratio_bounds_table({"one": bounds, "two": bounds})
@@ -297,7 +287,7 @@ def test_recipes_share_one_response_budget_and_report_divergence():
     recipes = practice_recipes(eta=2.0)
     runs = compare_at_budget(instance, recipes, 1000, seed=0)
     assert all(run.total_responses == (1000 // 256) * 256 for run in runs)
-    exploding = dataclasses.replace(recipes[1], name="huge", beta=1.0, inner_steps=4, etas=(1e6,))
+    exploding = dataclasses.replace(recipes[1].with_hyperparameters(beta=1.0, inner_steps=4), label="huge", etas=(1e6,))
     comparison = compare_recipes(instance, (recipes[0], exploding), 1000, eps=0.05, seeds=(0, 1))
     assert comparison.diverged[1].all() and not comparison.diverged[0].any()
     assert comparison.trajectories[1] is None and np.all(np.isnan(comparison.coverage_loss[1]))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from covpo import random_softmax_linear_instance
-from covpo.algorithms.best_of_n import best_of_n_curves
+from covpo.experiments.setting import best_of_n_curves
 from covpo.plots.setting import best_of_n_explorer_figure, best_of_n_figure, policy_figure
 from covpo.plots.style import COLUMN_WIDTH
 from covpo.policies import base_log_policy

@@ -7,11 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from covpo.instances import BanditInstance, random_softmax_linear_instance
+from covpo.algorithms.kimipo import kimipo
+from covpo.algorithms.kimipo_norm import kimipo_norm
 from covpo.algorithms.npg import fisher_information
+from covpo.algorithms.ratios import RatioRecorder
+from covpo.algorithms.rebel import rebel_onpolicy
+from covpo.batches import draw_batch
+from covpo.instances import BanditInstance, random_softmax_linear_instance
 from covpo.objectives import regularized_optimum
 from covpo.policies import expected_kl, log_policy, sample_responses
-from covpo.algorithms.ppo import draw_batch
 from covpo.algorithms.squared_loss import (
     BaselineBatch,
     draw_baseline_batch,
@@ -21,10 +25,6 @@ from covpo.algorithms.squared_loss import (
     kimi_population_hessian,
     kimi_population_loss,
     kimi_population_minimizer,
-    kimipo,
-    kimipo_inner_loop,
-    kimipo_norm,
-    kimipo_norm_inner_loop,
     mean_baseline,
     mean_baseline_bias,
     mean_baseline_bias_approximation,
@@ -37,8 +37,6 @@ from covpo.algorithms.squared_loss import (
     normalizer_baseline_moments,
     rebel_gradient,
     rebel_loss,
-    rebel_onpolicy,
-    rebel_onpolicy_inner_loop,
     rebel_population_gradient,
     rebel_population_hessian,
     rebel_population_loss,
@@ -367,42 +365,51 @@ def test_baseline_batch_draws_one_regression_and_m_extra_responses_per_prompt():
         draw_baseline_batch(instance, log_reference, 4, 2, np.random.default_rng(0), baseline="median")
 
 
+COMMON = {"beta": 1.0, "n_iterations": 4, "batch_size": 10, "inner_steps": 3, "eta": 0.3}
+
+
 @pytest.mark.parametrize(
     "make, per_prompt",
     [
-        (lambda inst, rng: kimipo(inst, 1.0, 4, batch_size=10, inner_steps=3, eta=0.3, rng=rng), 2),
-        (lambda inst, rng: kimipo(inst, 1.0, 4, batch_size=10, inner_steps=3, eta=0.3, rng=rng, extra_responses=4), 5),
-        (lambda inst, rng: kimipo_norm(inst, 1.0, 4, batch_size=10, inner_steps=3, eta=0.3, group_size=6, rng=rng), 7),
-        (lambda inst, rng: rebel_onpolicy(inst, 1.0, 4, batch_size=10, inner_steps=3, eta=0.3, rng=rng), 2),
+        (lambda inst, rng, rec: kimipo(inst, **COMMON, rng=rng, on_inner_step=rec), 2),
+        (lambda inst, rng, rec: kimipo(inst, **COMMON, rng=rng, extra_responses=4, on_inner_step=rec), 5),
+        (lambda inst, rng, rec: kimipo_norm(inst, **COMMON, extra_responses=6, rng=rng, on_inner_step=rec), 7),
+        (lambda inst, rng, rec: rebel_onpolicy(inst, **COMMON, rng=rng, on_inner_step=rec), 2),
     ],
-    ids=["kimipo", "kimipo-m4", "kimipo-norm-g6", "rebel"],
+    ids=["kimipo", "kimipo-m4", "kimipo-norm-m6", "rebel"],
 )
 def test_runs_count_every_response_step_and_reset(make, per_prompt):
-    run = make(small_instance(), np.random.default_rng(0))
-    trajectory = run.trajectory
+    ratios = RatioRecorder()
+    trajectory = make(small_instance(), np.random.default_rng(0), ratios)
     assert trajectory.total_responses == per_prompt * 10 * 4
     assert trajectory.total_gradient_steps == 3 * 4
     assert trajectory.reference_resets[-1] == 4
     np.testing.assert_array_equal(trajectory.responses_sampled, per_prompt * 10 * np.arange(5))
-    assert run.thetas.shape == (5, 4) and run.inner_kl.shape == (4,)
-    assert run.ratios.n_rows == 4 * (3 + 1)
+    np.testing.assert_array_equal(trajectory.generation_rounds, np.arange(5))
+    assert trajectory.thetas.shape == (5, 4) and trajectory.inner_kl.shape == (4,)
+    assert ratios.finish().n_rows == 4 * (3 + 1)
 
 
 def test_settings_name_the_baseline_and_its_extra_responses():
     instance = small_instance()
-    run = kimipo_norm(
-        instance, 0.5, 2, batch_size=8, inner_steps=2, eta=0.1, group_size=5, rng=np.random.default_rng(0)
+    trajectory = kimipo_norm(
+        instance,
+        beta=0.5,
+        eta=0.1,
+        n_iterations=2,
+        batch_size=8,
+        inner_steps=2,
+        extra_responses=5,
+        rng=np.random.default_rng(0),
     )
-    settings_ = run.trajectory.settings
+    settings_ = trajectory.settings
     assert settings_["baseline"] == "normalizer" and settings_["extra_responses"] == 5
     assert settings_["batch_size"] == 8 and settings_["beta"] == 0.5
-    assert run.trajectory.algorithm == "KimiPO-Norm"
-    assert (
-        kimipo(
-            instance, 0.5, 1, batch_size=8, inner_steps=2, eta=0.1, rng=np.random.default_rng(0)
-        ).trajectory.settings["baseline"]
-        == "mean"
+    assert trajectory.algorithm == "KimiPO-Norm"
+    mean = kimipo(
+        instance, beta=0.5, eta=0.1, n_iterations=1, batch_size=8, inner_steps=2, rng=np.random.default_rng(0)
     )
+    assert mean.settings["baseline"] == "mean" and mean.algorithm == "KimiPO"
 
 
 @pytest.mark.parametrize("algorithm", ["kimipo", "kimipo_norm", "rebel_onpolicy"])
@@ -411,36 +418,38 @@ def test_a_seed_fixes_a_run_bit_for_bit(algorithm):
 
     def run(seed):
         kwargs = {
+            "beta": 0.8,
+            "eta": 0.5,
+            "n_iterations": 3,
             "batch_size": 16,
             "inner_steps": 4,
-            "eta": 0.5,
             "rng": np.random.default_rng(seed),
             "record_each_step": True,
         }
         if algorithm == "kimipo":
-            return kimipo(instance, 0.8, 3, **kwargs)
+            return kimipo(instance, **kwargs)
         if algorithm == "kimipo_norm":
-            return kimipo_norm(instance, 0.8, 3, group_size=3, **kwargs)
-        return rebel_onpolicy(instance, 0.8, 3, **kwargs)
+            return kimipo_norm(instance, extra_responses=3, **kwargs)
+        return rebel_onpolicy(instance, **kwargs)
 
     first, second, other = run(7), run(7), run(8)
     np.testing.assert_array_equal(first.thetas, second.thetas)
-    np.testing.assert_array_equal(first.trajectory.reward, second.trajectory.reward)
-    np.testing.assert_array_equal(first.trajectory.log_coverage, second.trajectory.log_coverage)
+    np.testing.assert_array_equal(first.reward, second.reward)
+    np.testing.assert_array_equal(first.log_coverage, second.log_coverage)
     np.testing.assert_array_equal(first.inner_kl, second.inner_kl)
-    assert first.trajectory.n_records == 1 + 3 * 4
+    assert first.n_records == 1 + 3 * 4
     assert not np.array_equal(first.thetas, other.thetas)
 
 
 def test_large_batch_inner_loops_approach_the_exact_target():
-    """One reset with N = 4096: Rebel reaches the target exactly; G = 64 comes close; the mean baseline less so."""
+    """One reset with N = 4096: Rebel reaches the target exactly; M = 64 comes close; the mean baseline less so."""
     instance = small_instance()
     beta = 1.0
     eta = 1.0 / (4 * beta**2 * np.linalg.eigvalsh(fisher_information(instance, instance.base_theta)).max())
-    common = {"batch_size": 4096, "inner_steps": 300, "eta": eta, "rng": np.random.default_rng(0)}
-    rebel = rebel_onpolicy(instance, beta, 1, **common).inner_kl[0]
-    norm = kimipo_norm(instance, beta, 1, group_size=64, **{**common, "rng": np.random.default_rng(0)}).inner_kl[0]
-    mean = kimipo(instance, beta, 1, **{**common, "rng": np.random.default_rng(0)}).inner_kl[0]
+    common = {"beta": beta, "eta": eta, "n_iterations": 1, "batch_size": 4096, "inner_steps": 300}
+    rebel = rebel_onpolicy(instance, **common, rng=np.random.default_rng(0)).inner_kl[0]
+    norm = kimipo_norm(instance, **common, extra_responses=64, rng=np.random.default_rng(0)).inner_kl[0]
+    mean = kimipo(instance, **common, rng=np.random.default_rng(0)).inner_kl[0]
     assert rebel < 1e-12
     assert norm < 1e-5
     assert mean > 10 * norm
@@ -448,26 +457,112 @@ def test_large_batch_inner_loops_approach_the_exact_target():
 
 def test_squared_loss_runs_improve_reward_and_keep_coverage():
     instance = small_instance()
-    beta = 1.0
+    common = {"beta": 1.0, "eta": 1.0, "n_iterations": 15, "batch_size": 512, "inner_steps": 30}
     for algorithm in (kimipo, rebel_onpolicy):
-        run = algorithm(instance, beta, 15, batch_size=512, inner_steps=30, eta=1.0, rng=np.random.default_rng(1))
-        assert run.trajectory.suboptimality[-1] < 0.5 * run.trajectory.suboptimality[0]
-        assert np.all(run.trajectory.log_coverage[-1] > run.trajectory.log_coverage[0] + np.log(0.5))
-    norm = kimipo_norm(
-        instance, beta, 15, batch_size=512, inner_steps=30, eta=1.0, group_size=8, rng=np.random.default_rng(1)
+        trajectory = algorithm(instance, **common, rng=np.random.default_rng(1))
+        assert trajectory.suboptimality[-1] < 0.5 * trajectory.suboptimality[0]
+        assert np.all(trajectory.log_coverage[-1] > trajectory.log_coverage[0] + np.log(0.5))
+    norm = kimipo_norm(instance, **common, extra_responses=8, rng=np.random.default_rng(1))
+    assert norm.suboptimality[-1] < 0.5 * norm.suboptimality[0]
+
+
+# ---------------------------------------------------------------------------------------
+# Mutation checks: the runs descend on the tested gradients, KL and baseline terms unscaled
+
+
+def _descend(instance, eta, inner_steps, gradient):
+    """``theta_1`` by hand: ``K`` descent steps ``theta <- theta - eta gradient(theta)`` from ``theta_0``."""
+    theta = np.array(instance.base_theta, dtype=float)
+    for _ in range(inner_steps):
+        theta = theta - eta * gradient(theta)
+    return theta
+
+
+def _scaled(gradient, beta, beta_scale):
+    """``gradient`` with its regularization term ``beta log(pi_theta / pi_t)`` scaled by ``beta_scale``.
+
+    Both public gradients are ``beta`` times a function of the residual, in which ``beta``
+    multiplies the log-ratio; evaluating at ``beta_scale beta`` and rescaling by ``1 / beta_scale``
+    changes only that term.
+    """
+    return lambda theta: gradient(theta, beta_scale * beta) / beta_scale
+
+
+MUTATION = {"beta": 0.7, "eta": 0.4, "n_iterations": 1, "batch_size": 12, "inner_steps": 3}
+
+
+def _check_kimi_run(instance, theta_run, batch):
+    """One outer iteration of a Kimi-style run is ``K`` descent steps on ``kimi_gradient`` with the batch's baseline."""
+    beta, eta, k = MUTATION["beta"], MUTATION["eta"], MUTATION["inner_steps"]
+
+    def gradient(baseline):
+        return lambda theta, b: kimi_gradient(instance, theta, batch.regression, baseline, b)
+
+    exact = _descend(instance, eta, k, lambda theta: gradient(batch.baseline)(theta, beta))
+    np.testing.assert_array_equal(theta_run, exact)
+    halved_kl = _descend(instance, eta, k, _scaled(gradient(batch.baseline), beta, 0.5))
+    assert not np.allclose(theta_run, halved_kl, rtol=1e-6, atol=1e-9)
+    halved_baseline = _descend(instance, eta, k, lambda theta: gradient(0.5 * batch.baseline)(theta, beta))
+    assert not np.allclose(theta_run, halved_baseline, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(_descend(instance, eta, k, _scaled(gradient(batch.baseline), beta, 1.0)), exact)
+
+
+@pytest.mark.parametrize("extra_responses", [1, 3])
+def test_kimipo_descends_on_kimi_gradient_with_the_mean_baseline(extra_responses):
+    instance = small_instance()
+    rng = np.random.default_rng(3)
+    theta_run = kimipo(instance, **MUTATION, extra_responses=extra_responses, rng=rng).thetas[1]
+    log_reference = log_policy(instance, instance.base_theta)
+    batch = draw_baseline_batch(instance, log_reference, 12, extra_responses, np.random.default_rng(3))
+    np.testing.assert_array_equal(batch.baseline, mean_baseline(batch.extra_rewards))
+    _check_kimi_run(instance, theta_run, batch)
+
+
+def test_kimipo_norm_descends_on_kimi_gradient_with_the_normalizer_baseline():
+    instance = small_instance()
+    beta = MUTATION["beta"]
+    theta_run = kimipo_norm(instance, **MUTATION, extra_responses=4, rng=np.random.default_rng(5)).thetas[1]
+    log_reference = log_policy(instance, instance.base_theta)
+    batch = draw_baseline_batch(
+        instance, log_reference, 12, 4, np.random.default_rng(5), baseline="normalizer", beta=beta
     )
-    assert norm.trajectory.suboptimality[-1] < 0.5 * norm.trajectory.suboptimality[0]
+    np.testing.assert_array_equal(batch.baseline, normalizer_baseline(batch.extra_rewards, beta))
+    _check_kimi_run(instance, theta_run, batch)
+    mean_batch = draw_baseline_batch(instance, log_reference, 12, 4, np.random.default_rng(5))
+    with pytest.raises(AssertionError):
+        _check_kimi_run(instance, theta_run, mean_batch)
+
+
+def test_rebel_onpolicy_descends_on_rebel_gradient():
+    instance = small_instance()
+    beta, eta, k = MUTATION["beta"], MUTATION["eta"], MUTATION["inner_steps"]
+    theta_run = rebel_onpolicy(instance, **MUTATION, rng=np.random.default_rng(9)).thetas[1]
+    log_reference = log_policy(instance, instance.base_theta)
+    batch = draw_batch(instance, log_reference, 12, np.random.default_rng(9), group_size=2)
+
+    def gradient(theta, b):
+        return rebel_gradient(instance, theta, batch, b)
+
+    np.testing.assert_array_equal(theta_run, _descend(instance, eta, k, lambda theta: gradient(theta, beta)))
+    halved_kl = _descend(instance, eta, k, _scaled(gradient, beta, 0.5))
+    assert not np.allclose(theta_run, halved_kl, rtol=1e-6, atol=1e-9)
+
+
+BAD = {"beta": 1.0, "eta": 0.1, "n_iterations": 1, "batch_size": 4, "inner_steps": 1, "rng": np.random.default_rng(0)}
 
 
 @pytest.mark.parametrize(
     "call, name",
     [
-        (lambda: kimipo_inner_loop(0, 1, 0.1), "batch_size"),
-        (lambda: kimipo_inner_loop(4, 0, 0.1), "inner_steps"),
-        (lambda: kimipo_inner_loop(4, 1, -0.1), "eta"),
-        (lambda: kimipo_inner_loop(4, 1, 0.1, extra_responses=0), "extra_responses"),
-        (lambda: kimipo_norm_inner_loop(4, 1, 0.1, group_size=0), "group_size"),
-        (lambda: rebel_onpolicy_inner_loop(4, 1, 0.0), "eta"),
+        (lambda: kimipo(small_instance(), **{**BAD, "batch_size": 0}), "batch_size"),
+        (lambda: kimipo(small_instance(), **{**BAD, "inner_steps": 0}), "inner_steps"),
+        (lambda: kimipo(small_instance(), **{**BAD, "eta": -0.1}), "eta"),
+        (lambda: kimipo(small_instance(), **BAD, extra_responses=0), "extra_responses"),
+        (lambda: kimipo_norm(small_instance(), **BAD, extra_responses=0), "extra_responses"),
+        (lambda: kimipo_norm(small_instance(), **{**BAD, "n_iterations": 0}, extra_responses=2), "n_iterations"),
+        (lambda: rebel_onpolicy(small_instance(), **{**BAD, "eta": 0.0}), "eta"),
+        (lambda: rebel_onpolicy(small_instance(), **{**BAD, "beta": 0.0}), "beta"),
+        (lambda: rebel_onpolicy(small_instance(), **{**BAD, "rng": 0}), "rng"),
         (lambda: normalizer(small_instance(), log_policy(small_instance(), small_instance().base_theta), 0.0), "beta"),
         (
             lambda: kimi_population_loss(
@@ -484,7 +579,7 @@ def test_squared_loss_runs_improve_reward_and_keep_coverage():
             ),
             "batch",
         ),
-        (lambda: kimipo(small_instance(), 1.0, 1, batch_size=2, inner_steps=1, eta=0.1, rng=None), "rng"),
+        (lambda: kimipo(small_instance(), **{**BAD, "rng": None}), "rng"),
         (lambda: mean_baseline_moments(small_instance(), np.zeros((3, 5)), 1), "log_reference"),
     ],
 )

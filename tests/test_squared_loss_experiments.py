@@ -8,7 +8,8 @@ import pytest
 
 from covpo.coverage_instances import dialled_coverage_instance
 from covpo.instances import BanditInstance
-from covpo.experiments.ppo import MethodSettings, stacked_collapse_instance
+from covpo.experiments.sweeps import Method
+from covpo.families import stacked_collapse_instance
 from covpo.experiments.squared_loss import (
     MAX_COVERAGE_LOSS,
     baseline_bias_sweep,
@@ -21,6 +22,10 @@ from covpo.experiments.squared_loss import (
     two_response_instance,
 )
 from covpo.table import Table
+
+KIMIPO = Method(
+    "KimiPO", "kimipo", {"beta": 0.5, "batch_size": 16, "inner_steps": 5, "n_iterations": 4, "extra_responses": 1}, (4.0,)
+)
 
 
 def small_random() -> BanditInstance:
@@ -142,7 +147,7 @@ def test_chapter_records_display_as_tables():
     minimizers = line.table().column("minimizer s")
     assert minimizers == pytest.approx(line.argmin()) and minimizers[2] == 1.0
     study_instance = stacked_collapse_instance(2, 0.2, 10.0, n_zero=10)
-    methods = (MethodSettings("KimiPO", "kimipo", 0.5, 16, 5, 4, (4.0,), extra_responses=1),)
+    methods = (KIMIPO,)
     study = batch_size_study(study_instance, methods, (16, 32), eps=0.05, seeds=(0, 1))
     batch = study.table()
     assert batch.column("N (prompts)") == [16, 32] and "(of 2)" in batch.columns[2]
@@ -158,9 +163,15 @@ def test_table_1_rejects_bad_targets():
                 n_iterations=2, seed=0)
 
 
+def test_a_misconfigured_method_propagates_out_of_the_batch_size_study():
+    instance = stacked_collapse_instance(2, 0.2, 10.0, n_zero=10)
+    with pytest.raises(ValueError, match="beta"):
+        batch_size_study(instance, (KIMIPO.with_hyperparameters(beta=0.0),), (16,), eps=0.05, seeds=(0,))
+
+
 def test_batch_size_study_is_reproducible_under_threads():
     instance = stacked_collapse_instance(2, 0.2, 10.0, n_zero=10)
-    methods = (MethodSettings("KimiPO", "kimipo", 0.5, 16, 5, 4, (4.0,), extra_responses=1),)
+    methods = (KIMIPO,)
     serial = batch_size_study(instance, methods, (16, 32), eps=0.05, seeds=(0, 1))
     with joblib.parallel_config(backend="threading", n_jobs=2):
         threaded = batch_size_study(instance, methods, (16, 32), eps=0.05, seeds=(0, 1))
@@ -174,12 +185,16 @@ def test_batch_size_study_is_reproducible_under_threads():
 def test_squared_loss_settings_count_every_response():
     random_methods = squared_loss_methods("random")
     kimi, norm, rebel = random_methods[:3]
-    assert kimi.responses_per_iteration == 2 * kimi.batch_size
-    assert norm.responses_per_iteration == 9 * norm.batch_size
-    assert rebel.responses_per_iteration == 2 * rebel.batch_size
+    assert kimi.responses_per_iteration == 2 * kimi.hyperparameters["batch_size"]
+    assert norm.responses_per_iteration == 9 * norm.hyperparameters["batch_size"]
+    assert rebel.responses_per_iteration == 2 * rebel.hyperparameters["batch_size"]
     with pytest.raises(ValueError, match="family"):
         squared_loss_methods("tabular")
+    # KimiPO draws one extra response per prompt unless told otherwise; Rebel draws none
+    default = Method("KimiPO", "kimipo", {"beta": 0.5, "batch_size": 16, "inner_steps": 5, "n_iterations": 4}, (4.0,))
+    assert default.responses_per_iteration == 2 * 16
     with pytest.raises(ValueError, match="extra_responses"):
-        MethodSettings("KimiPO", "kimipo", 0.5, 16, 5, 4, (4.0,))
+        Method("Rebel", "rebel_onpolicy", {"beta": 0.5, "batch_size": 16, "inner_steps": 5, "n_iterations": 4,
+                                          "extra_responses": 2}, (4.0,))
     with pytest.raises(ValueError, match="extra_responses"):
-        MethodSettings("Rebel", "rebel_onpolicy", 0.5, 16, 5, 4, (4.0,), extra_responses=2)
+        KIMIPO.with_hyperparameters(extra_responses=0).run(small_random(), 4.0, np.random.default_rng(0))

@@ -12,7 +12,6 @@ import pytest
 from covpo.algorithms.mirror_descent import mirror_descent_bound
 from covpo.objectives import regularized_optimum
 from covpo.policies import base_log_policy, expected_reward
-from covpo.experiments.ppo import stacked_collapse_instance
 from covpo.experiments.implications.tuning import (
     ACCURACY_PRODUCT,
     TuningMap,
@@ -21,7 +20,10 @@ from covpo.experiments.implications.tuning import (
     inner_steps_map,
     mirror_descent_time_to_eps,
     tuning_prescriptions,
+    tuning_run,
 )
+from covpo.experiments.sweeps import Method
+from covpo.families import stacked_collapse_instance
 
 SMALL = {"batch_size": 64, "n_iterations": 4, "n_seeds": 2, "progress": False}
 
@@ -39,6 +41,22 @@ def small_collapse():
 def suboptimality_at_time(instance, time: float) -> float:
     log_probs = regularized_optimum(instance, base_log_policy(instance), 1.0 / time)
     return instance.optimal_value - expected_reward(instance, log_probs)
+
+
+def test_a_diverged_run_is_reported_and_a_misconfigured_one_propagates(monkeypatch):
+    instance = small_collapse()
+    arguments = (instance, "ppo_lite", 1.0, 2, 0.5, 16, 3, 4.0, 0.04, (0, 1))
+    responses, final, loss, diverged = tuning_run(*arguments)
+    assert not diverged and np.isfinite(final) and loss >= 0.0
+    with pytest.raises(ValueError, match="batch_size"):
+        tuning_run(instance, "ppo_noclip", 1.0, 2, None, 0, 3, 4.0, 0.04, (0, 1))
+
+    def diverge(method, instance, eta, rng):
+        raise FloatingPointError("theta is not finite")
+
+    monkeypatch.setattr(Method, "run", diverge)
+    responses, final, loss, diverged = tuning_run(*arguments)
+    assert diverged and responses == -1 and np.isnan(final) and np.isnan(loss)
 
 
 def test_mirror_descent_time_is_the_first_eps_optimal_time():

@@ -173,12 +173,15 @@ class TrajectoryRecorder:
             )
         )
 
-    def record_policy(self, instance: BanditInstance, log_probs: np.ndarray) -> None:
-        """Keep an iterate given as a log-probability table: its reward, log coverage and KL to ``pi_0``."""
+    def record_policy(self, instance: BanditInstance, log_probs: np.ndarray, log_base: np.ndarray | None = None) -> None:
+        """Keep an iterate given as a log-probability table: its reward, log coverage and KL to ``pi_0``.
+
+        ``log_base`` is the base model's table; by default the softmax-linear ``pi_0`` of ``instance``.
+        """
         self.record(
             expected_reward(instance, log_probs),
             log_coverage(instance, log_probs),
-            expected_kl(instance, log_probs, base_log_policy(instance)),
+            expected_kl(instance, log_probs, base_log_policy(instance) if log_base is None else log_base),
         )
 
     def finish(self, thetas: np.ndarray | None = None, inner_kl: np.ndarray | None = None) -> Trajectory:

@@ -27,6 +27,20 @@ def check_positive(name: str, value: float) -> float:
     return number
 
 
+def check_generator(name: str, value: object) -> np.random.Generator:
+    """Return ``value`` if it is a numpy ``Generator`` (the only source of randomness a run may use), else raise."""
+    if not isinstance(value, np.random.Generator):
+        raise ValueError(f"{name} must be a numpy Generator, got {value!r}")
+    return value
+
+
+def check_option(name: str, value: object, allowed: tuple[str, ...]) -> str:
+    """Return ``value`` if it is one of the ``allowed`` strings, else raise."""
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    return value
+
+
 def check_nonnegative(name: str, value: float) -> float:
     """Return ``value`` as a float, or raise if it is negative or not finite."""
     number = float(value)

@@ -84,6 +84,7 @@ def _algorithms(*algorithms: Algorithm) -> Mapping[str, Algorithm]:
     return MappingProxyType({algorithm.name: algorithm for algorithm in algorithms})
 
 
+#: Every algorithm by name; :func:`run` runs any of them.
 ALGORITHMS: Mapping[str, Algorithm] = _algorithms(
     Algorithm(
         "reinforce", "REINFORCE", "reinforce", "reinforce", "section 2.1", samples=True, resets=False,
@@ -138,6 +139,10 @@ ALGORITHMS: Mapping[str, Algorithm] = _algorithms(
         "npg", "NPG", "npg", "npg", "appendix F.1", samples=True, resets=True,
         responses_per_iteration=lambda h: 0 if h.get("batch_size") is None else _batch(h) * int(h.get("group_size", 2)),
         steps_per_iteration=lambda h: 1,
+    ),
+    Algorithm(
+        "npg_exact", "NPG (exact)", "npg", "npg", "appendix F.1", samples=False, resets=True,
+        fixed=MappingProxyType({"batch_size": None}), steps_per_iteration=lambda h: 1,
     ),
     Algorithm(
         "best_of_n", "Best-of-N", "best_of_n", "best_of_n", "section 1.3", samples=False, resets=False,

@@ -3,16 +3,22 @@
 Best-of-N draws ``N`` independent responses from ``pi(.|x)`` and keeps the best. It misses
 every optimal response with probability ``(1 - c(x))^N``, where ``c(x) = pi(Y*(x)|x)`` is
 the coverage, so its cost is governed by coverage alone.
+
+The success formulas (:func:`best_of_n_success` and its relatives) hold for any policy;
+:func:`best_of_n` runs Best-of-N from the base model as a test-time procedure, reporting the
+exact distribution of the response it returns (:func:`best_of_n_log_policy`) at the ``N`` that
+makes every prompt succeed with probability ``1 - delta`` (:func:`best_of_n_size`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
+from scipy.special import logsumexp
 
-from covpo.instances import BanditInstance, tabular_instance
+from covpo.instances import BanditInstance
 from covpo.policies import base_log_policy, sample_responses
+from covpo.policies import log_coverage as policy_log_coverage
+from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_probability
 
 
@@ -95,58 +101,49 @@ def sampled_best_of_n(
     return hit.mean(axis=1)
 
 
-@dataclass(frozen=True)
-class BestOfNCurves:
-    """Exact and Monte Carlo Best-of-N success on one-prompt instances of given coverage.
+def best_of_n_log_policy(instance: BanditInstance, log_probs: np.ndarray, n: int) -> np.ndarray:
+    """Log-probabilities of the response Best-of-N returns: the best of ``n`` draws from ``pi`` (paper section 1.3).
 
-    Attributes
-    ----------
-    coverages
-        The coverages ``c``, shape ``(n_coverages,)``.
-    ns
-        The sample sizes ``N``, shape ``(n_ns,)``.
-    exact
-        ``1 - (1 - c)^N``, shape ``(n_coverages, n_ns)``.
-    sampled
-        Success frequencies over ``trials`` repetitions, same shape.
-    trials
-        Monte Carlo repetitions per point.
+    Per prompt, with ``F(v)`` the probability that one draw has reward at most ``v`` and ``p(v)``
+    that it has reward exactly ``v``, the best of ``n`` draws has reward ``v`` with probability
+    ``F(v)^n - (F(v) - p(v))^n = F(v)^n (1 - (1 - p(v) / F(v))^n)``; the second factor is
+    :func:`log_best_of_n_success` at ``log(p(v) / F(v))``, exact when ``p(v)`` is
+    far below ``1e-300``. Ties go to the first best draw, so that mass is shared by the responses
+    of reward ``v`` in proportion to ``pi``.
     """
-
-    coverages: np.ndarray
-    ns: np.ndarray
-    exact: np.ndarray
-    sampled: np.ndarray
-    trials: int
-
-    @property
-    def standard_error(self) -> np.ndarray:
-        """Binomial standard error of each sampled point under the exact success probability."""
-        return np.sqrt(self.exact * (1.0 - self.exact) / self.trials)
-
-
-def coverage_instance(coverage: float, n_responses: int = 10) -> BanditInstance:
-    """One prompt with one optimal response of base probability ``coverage`` and equal-mass others."""
-    coverage = check_probability("coverage", coverage)
-    n_responses = check_count("n_responses", n_responses, minimum=2)
-    rewards = np.zeros((1, n_responses))
-    rewards[0, 0] = 1.0
-    probs = np.full((1, n_responses), (1.0 - coverage) / (n_responses - 1))
-    probs[0, 0] = coverage
-    return tabular_instance(rewards, probs)
+    n = check_count("n", n)
+    result = np.empty_like(log_probs, dtype=float)
+    for x in range(instance.n_prompts):
+        levels, level_of = np.unique(instance.rewards[x], return_inverse=True)
+        log_level_mass = np.array([logsumexp(log_probs[x][level_of == k]) for k in range(levels.size)])
+        log_cdf = np.minimum(np.logaddexp.accumulate(log_level_mass), 0.0)
+        log_share = np.minimum(log_level_mass - log_cdf, 0.0)
+        log_best_mass = n * log_cdf + log_best_of_n_success(log_share, n)
+        result[x] = log_best_mass[level_of] + log_probs[x] - log_level_mass[level_of]
+    return result - logsumexp(result, axis=1, keepdims=True)
 
 
-def best_of_n_curves(
-    coverages: np.ndarray, ns: np.ndarray, trials: int, rng: np.random.Generator
-) -> BestOfNCurves:
-    """Best-of-N success against ``N`` for several coverages, exactly and by sampling responses."""
-    coverages = np.asarray(coverages, dtype=float)
-    ns = np.asarray(ns, dtype=np.int64)
-    exact = best_of_n_success(np.log(coverages)[:, None], ns[None, :])
-    sampled = np.empty_like(exact)
-    for i, coverage in enumerate(coverages):
-        instance = coverage_instance(float(coverage))
-        log_probs = base_log_policy(instance)
-        for j, n in enumerate(ns):
-            sampled[i, j] = sampled_best_of_n(instance, log_probs, int(n), trials, rng)[0]
-    return BestOfNCurves(coverages=coverages, ns=ns, exact=exact, sampled=sampled, trials=trials)
+def best_of_n_size(instance: BanditInstance, delta: float) -> int:
+    """``N = max_x ceil(log(1/delta) / -log(1 - c_0(x)))``: every prompt succeeds with probability ``1 - delta``.
+
+    :func:`best_of_n_samples_needed` at each prompt's base coverage; one ``N``
+    for all prompts, since a test-time procedure does not know which prompt is hard.
+    """
+    needed = best_of_n_samples_needed(policy_log_coverage(instance, base_log_policy(instance)), delta)
+    return int(np.max(needed))
+
+
+def best_of_n(instance: BanditInstance, *, delta: float) -> Trajectory:
+    """Best-of-N from ``pi_0`` as a two-record trajectory: the base model, then the Best-of-N policy at ``N`` responses.
+
+    ``N`` is :func:`best_of_n_size`; the second record's reward, log coverage and KL are those of
+    :func:`best_of_n_log_policy`, exactly. No gradient steps. The responses are per test prompt.
+    """
+    delta = check_probability("delta", delta)
+    n = best_of_n_size(instance, delta)
+    log_base = base_log_policy(instance)
+    recorder = TrajectoryRecorder("Best-of-N", instance.optimal_value, {"delta": delta, "n": n})
+    recorder.record_policy(instance, log_base)
+    recorder.count_responses(n)
+    recorder.record_policy(instance, best_of_n_log_policy(instance, log_base, n))
+    return recorder.finish()

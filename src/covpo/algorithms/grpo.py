@@ -12,9 +12,9 @@ with ``w_ij = pi_theta(y_ij|x_i) / pi_old(y_ij|x_i)`` and the group advantage
 term is toward a reference that is either
 
 - **fixed** at the base model ``pi_0`` (common practice; ``beta = 0``, no KL, is the default
-  of TRL's trainer), run by :func:`grpo` with ``reference="fixed"``: no resets; or
-- **reset** to ``pi_t`` every outer iteration (DeepSeekMath's iterative GRPO, ProRL): an
-  instance of APMD, :func:`grpo_inner_loop` for :func:`covpo.algorithms.mirror_descent.apmd`.
+  of TRL's trainer): :func:`grpo` with ``reference="fixed"``, no resets; or
+- **reset** to ``pi_t`` every outer iteration (DeepSeekMath's iterative GRPO, ProRL):
+  :func:`grpo` with ``reference="reset"``, an instance of APMD (paper section 3.1).
 
 The KL term is exact per sampled prompt (``"exact"``) or the k3 estimator
 ``mean_ij [exp(lr_ij) - lr_ij - 1]``, ``lr = log pi_ref - log pi_theta`` (``"k3"``), as
@@ -23,36 +23,20 @@ practical trainers compute it on the batch.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-
 import numpy as np
 
+from covpo.algorithms.steps import InnerStepCallback, ascent_step, inner_step_observer
+from covpo.batches import BatchTerms, ResponseBatch, batch_terms, draw_batch, prompt_kl, score_average
 from covpo.instances import BanditInstance
-from covpo.algorithms.mirror_descent import InnerLoop, InnerLoopContext, Subproblem
-from covpo.policies import base_log_policy, log_policy
-from covpo.algorithms.ppo import (
-    BatchTerms,
-    Evaluation,
-    PolicyOptimizationRun,
-    RatioRecorder,
-    ResponseBatch,
-    apmd_with_ratios,
-    ascend,
-    ascend_on_subproblem,
-    batch_terms,
-    check_inner_loop_sizes,
-    check_kl_option,
-    draw_batch,
-    draw_reference_batch,
-    prompt_kl,
-    score_average,
-)
-from covpo.trajectory import TrajectoryRecorder
+from covpo.objectives import regularized_optimum
+from covpo.policies import base_log_policy, expected_kl, log_policy
+from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import (
     check_count,
     check_finite_array,
+    check_generator,
     check_nonnegative,
+    check_option,
     check_positive,
 )
 
@@ -163,7 +147,7 @@ def grpo_objective(
     instance, theta
         The bandit and the parameters of ``pi_theta``.
     batch
-        Groups drawn from ``pi_old``, shape ``(N, G)`` (:func:`covpo.algorithms.ppo.draw_batch`).
+        Groups drawn from ``pi_old``, shape ``(N, G)`` (:func:`covpo.batches.draw_batch`).
     advantages
         ``A_ij``, the batch's shape (:func:`group_advantages`).
     log_reference
@@ -178,7 +162,7 @@ def grpo_objective(
     """
     beta = check_nonnegative("beta", beta)
     interval = check_clip_epsilon(clip_epsilon, clip_epsilon_high)
-    kl = check_kl_option(kl, KL_ESTIMATORS)
+    kl = check_option("kl", kl, KL_ESTIMATORS)
     advantages = _check_advantages(batch, advantages)
     return _grpo_parts(instance, theta, batch, advantages, log_reference, beta, interval, kl)[0]
 
@@ -205,132 +189,20 @@ def grpo_gradient(
     """
     beta = check_nonnegative("beta", beta)
     interval = check_clip_epsilon(clip_epsilon, clip_epsilon_high)
-    kl = check_kl_option(kl, KL_ESTIMATORS)
+    kl = check_option("kl", kl, KL_ESTIMATORS)
     advantages = _check_advantages(batch, advantages)
     return _grpo_parts(instance, theta, batch, advantages, log_reference, beta, interval, kl)[1]
 
 
-def _grpo_evaluator(
-    instance: BanditInstance,
-    batch: ResponseBatch,
-    log_reference: np.ndarray,
-    beta: float,
-    interval: tuple[float, float],
-    kl: str,
-    scale_by_std: bool,
-    std_eps: float,
-) -> Callable[[np.ndarray], Evaluation]:
-    advantages = group_advantages(batch.rewards, scale_by_std, std_eps)
-
-    def evaluate(theta: np.ndarray) -> Evaluation:
-        _, gradient, terms, clipped = _grpo_parts(instance, theta, batch, advantages, log_reference, beta, interval, kl)
-        return Evaluation(gradient, terms.log_probs, terms.log_ratio, float(clipped.mean()))
-
-    return evaluate
-
-
-def grpo_steps(
-    ratios: RatioRecorder | None,
-    subproblem: Subproblem,
-    context: InnerLoopContext,
-    *,
-    batch_size: int,
-    group_size: int,
-    inner_steps: int,
-    eta: float,
-    clip_epsilon: float,
-    clip_epsilon_high: float | None,
-    kl: str,
-    scale_by_std: bool,
-    std_eps: float,
-) -> np.ndarray:
-    """One outer iteration of iterative GRPO: groups from ``pi_t``, ``K`` steps with KL to ``pi_t``.
-
-    ``N G`` responses counted; the sampling policy and the KL reference are both the reset
-    reference ``pi_t``, and ``beta`` is the subproblem's.
-    """
-    batch = draw_reference_batch(subproblem, context, batch_size, group_size)
-    interval = check_clip_epsilon(clip_epsilon, clip_epsilon_high)
-    evaluate = _grpo_evaluator(
-        subproblem.instance, batch, subproblem.log_reference, subproblem.beta, interval, kl, scale_by_std, std_eps
-    )
-    return ascend_on_subproblem(ratios, subproblem, context, evaluate, inner_steps, eta)
-
-
-def _check_grpo_settings(
-    batch_size: int,
-    group_size: int,
-    inner_steps: int,
-    eta: float,
-    clip_epsilon: float,
-    clip_epsilon_high: float | None,
-    kl: str,
-    std_eps: float,
-) -> dict:
-    batch_size, inner_steps, eta = check_inner_loop_sizes(batch_size, inner_steps, eta)
-    check_clip_epsilon(clip_epsilon, clip_epsilon_high)
-    return {
-        "batch_size": batch_size,
-        "group_size": check_count("group_size", group_size, minimum=2),
-        "inner_steps": inner_steps,
-        "eta": eta,
-        "clip_epsilon": float(clip_epsilon),
-        "clip_epsilon_high": None if clip_epsilon_high is None else float(clip_epsilon_high),
-        "kl": check_kl_option(kl, KL_ESTIMATORS),
-        "std_eps": check_positive("std_eps", std_eps),
-    }
-
-
-def grpo_inner_loop(
-    batch_size: int,
-    group_size: int,
-    inner_steps: int,
-    eta: float,
-    *,
-    clip_epsilon: float = 0.2,
-    clip_epsilon_high: float | None = None,
-    kl: str = "k3",
-    scale_by_std: bool = False,
-    std_eps: float = DEFAULT_STD_EPS,
-    ratios: RatioRecorder | None = None,
-) -> InnerLoop:
-    """The iterative-GRPO inner loop for :func:`covpo.algorithms.mirror_descent.apmd` (reference reset each iteration).
-
-    Parameters
-    ----------
-    batch_size
-        ``N`` prompts per outer iteration, ``>= 1``.
-    group_size
-        ``G`` responses per prompt, ``>= 2`` (a group of one has no baseline).
-    inner_steps
-        ``K`` gradient steps on the reused batch, ``>= 1``.
-    eta
-        Learning rate, ``> 0``.
-    clip_epsilon, clip_epsilon_high
-        Ratio interval ``[1 - eps, 1 + eps_high]``; ``eps_high = eps`` by default.
-    kl
-        ``"k3"`` (practice) or ``"exact"``.
-    scale_by_std, std_eps
-        Divide advantages by the group's standard deviation plus ``std_eps``.
-    ratios
-        Optional :class:`~covpo.algorithms.ppo.RatioRecorder`; its clip fraction is the share of samples
-        where :func:`grpo_clip_mask` holds.
-    """
-    settings = _check_grpo_settings(
-        batch_size, group_size, inner_steps, eta, clip_epsilon, clip_epsilon_high, kl, std_eps
-    )
-    return functools.partial(grpo_steps, ratios, scale_by_std=bool(scale_by_std), **settings)
-
-
 def grpo(
     instance: BanditInstance,
-    beta: float,
-    n_iterations: int,
     *,
+    beta: float,
+    eta: float,
+    n_iterations: int,
     batch_size: int,
     group_size: int,
     inner_steps: int,
-    eta: float,
     rng: np.random.Generator,
     reference: str = "fixed",
     clip_epsilon: float = 0.2,
@@ -339,12 +211,17 @@ def grpo(
     scale_by_std: bool = False,
     std_eps: float = DEFAULT_STD_EPS,
     record_each_step: bool = False,
-) -> PolicyOptimizationRun:
+    on_inner_step: InnerStepCallback | None = None,
+) -> Trajectory:
     """GRPO-style training (paper appendix H.4) with a fixed or a reset KL reference.
 
     Each of the ``T = n_iterations`` outer iterations draws ``N = batch_size`` prompts with
-    ``G = group_size`` responses each from the current policy (``N G`` responses counted)
-    and takes ``K = inner_steps`` gradient steps of :func:`grpo_gradient` on them.
+    ``G = group_size`` responses each from the current policy ``pi_old = pi_t`` (``N G``
+    responses, one generation round), forms the group advantages once
+    (:func:`group_advantages`) and takes ``K = inner_steps`` ascent steps
+    ``theta <- theta + eta grad`` of :func:`grpo_gradient` on that batch. With
+    ``reference="reset"`` the KL reference is reset to ``pi_t`` at the start of every outer
+    iteration, which makes the run an instance of APMD (paper section 3.1).
 
     Parameters
     ----------
@@ -353,88 +230,123 @@ def grpo(
     beta
         KL strength. With ``reference="fixed"``, ``>= 0`` (0 is plain clipped GRPO without
         KL); with ``reference="reset"``, ``> 0``, as for every instance of APMD.
+    eta
+        Learning rate, ``> 0``.
     n_iterations
-        Number of outer iterations (batches), ``>= 1``.
-    batch_size, group_size, inner_steps, eta, clip_epsilon, clip_epsilon_high, kl, scale_by_std, std_eps
-        As for :func:`grpo_inner_loop`.
+        ``T``, outer iterations (batches), ``>= 1``.
+    batch_size
+        ``N``, prompts per outer iteration, ``>= 1``.
+    group_size
+        ``G``, responses per prompt, ``>= 2`` (a group of one has no baseline).
+    inner_steps
+        ``K``, full-batch gradient steps on each batch, ``>= 1``.
     rng
         The only source of randomness; a seed fixes the run bit for bit.
     reference
         ``"fixed"``: the KL reference is the base model ``pi_0`` throughout and no reset is
-        counted; ``"reset"``: the reference is reset to ``pi_t`` every outer iteration (APMD
-        with :func:`grpo_inner_loop`, one reset per iteration).
+        counted; ``"reset"``: the reference is reset to ``pi_t`` every outer iteration (one
+        reset each).
+    clip_epsilon, clip_epsilon_high
+        Ratio interval ``[1 - eps, 1 + eps_high]``; ``eps_high = eps`` by default.
+    kl
+        ``"k3"`` (practice) or ``"exact"`` (:func:`grpo_objective`).
+    scale_by_std, std_eps
+        Divide advantages by the group's standard deviation plus ``std_eps``.
     record_each_step
         Record every gradient step's iterate instead of one record per outer iteration.
+    on_inner_step
+        Optional diagnostics callback, called with an
+        :class:`~covpo.algorithms.steps.InnerStep` at every inner iterate ``k = 0, ..., K``
+        (e.g. :class:`~covpo.algorithms.ratios.RatioRecorder`); its clip mask is
+        :func:`grpo_clip_mask`.
 
     Returns
     -------
-    PolicyOptimizationRun
-        ``inner_kl`` is ``None`` for the fixed reference.
+    Trajectory
+        With ``thetas``; ``inner_kl`` (``E_x KL(pi_{t+1} || pi*_{t+1})`` per outer iteration)
+        for the reset reference, ``None`` for the fixed one, which has no per-iteration target.
+
+    Raises
+    ------
+    FloatingPointError
+        If a step leaves ``theta`` non-finite (a learning rate too large for the importance
+        weights), naming the outer iteration and inner step.
     """
     if reference not in REFERENCES:
         raise ValueError(f"reference must be one of {REFERENCES}, got {reference!r}")
+    beta = check_positive("beta", beta) if reference == "reset" else check_nonnegative("beta", beta)
     n_iterations = check_count("n_iterations", n_iterations)
-    settings = _check_grpo_settings(
-        batch_size, group_size, inner_steps, eta, clip_epsilon, clip_epsilon_high, kl, std_eps
-    )
-    ratios = RatioRecorder()
-    if reference == "reset":
-        return apmd_with_ratios(
-            instance,
-            check_positive("beta", beta),
-            n_iterations,
-            grpo_inner_loop(**settings, scale_by_std=scale_by_std, ratios=ratios),
-            ratios,
-            rng=rng,
-            record_each_step=record_each_step,
-            algorithm="GRPO (reset reference)",
-            settings={"reference": reference, "scale_by_std": bool(scale_by_std)},
-        )
-
-    beta = check_nonnegative("beta", beta)
+    batch_size = check_count("batch_size", batch_size)
+    group_size = check_count("group_size", group_size, minimum=2)
+    inner_steps = check_count("inner_steps", inner_steps)
+    eta = check_positive("eta", eta)
     interval = check_clip_epsilon(clip_epsilon, clip_epsilon_high)
+    kl = check_option("kl", kl, KL_ESTIMATORS)
+    std_eps = check_positive("std_eps", std_eps)
+    check_generator("rng", rng)
+    reset = reference == "reset"
     recorder = TrajectoryRecorder(
-        "GRPO (fixed reference)",
+        "GRPO (reset reference)" if reset else "GRPO (fixed reference)",
         instance.optimal_value,
         {
             "beta": beta,
             "n_iterations": n_iterations,
             "reference": reference,
             "scale_by_std": bool(scale_by_std),
-            **settings,
+            "batch_size": batch_size,
+            "group_size": group_size,
+            "inner_steps": inner_steps,
+            "eta": eta,
+            "clip_epsilon": float(clip_epsilon),
+            "clip_epsilon_high": None if clip_epsilon_high is None else float(clip_epsilon_high),
+            "kl": kl,
+            "std_eps": std_eps,
         },
     )
-    log_base = base_log_policy(instance)
-    prompt_support = instance.prompt_probs > 0.0
+    log_reference = base_log_policy(instance)
     theta = np.array(instance.base_theta, dtype=float)
-    recorder.record_policy(instance, log_base)
-    thetas = [theta]
-
-    def step_taken(new_theta: np.ndarray) -> None:
-        recorder.count_gradient_steps(1)
-        if record_each_step:
-            recorder.record_policy(instance, log_policy(instance, new_theta))
-
-    for iteration in range(n_iterations):
+    recorder.record_policy(instance, log_policy(instance, theta))
+    thetas, inner_kl = [theta], []
+    for t in range(n_iterations):
         log_old = log_policy(instance, theta)
-        batch = draw_batch(instance, log_old, settings["batch_size"], rng, settings["group_size"])
+        if reset:
+            log_reference = log_old  # reset the KL reference to pi_t
+            recorder.count_reset()
+        batch = draw_batch(instance, log_old, batch_size, rng, group_size)
         recorder.count_responses(batch.size)
-        evaluate = _grpo_evaluator(
-            instance, batch, log_base, beta, interval, settings["kl"], scale_by_std, settings["std_eps"]
+        advantages = group_advantages(batch.rewards, scale_by_std, std_eps)
+        observe = inner_step_observer(
+            on_inner_step,
+            instance,
+            t,
+            batch,
+            log_old,
+            recorder,
+            lambda log_ratio: grpo_clip_mask(log_ratio, advantages, interval),
         )
-        theta = ascend(
-            theta,
-            evaluate,
-            inner_steps=settings["inner_steps"],
-            eta=settings["eta"],
-            on_step=step_taken,
-            log_sampling=log_old,
-            prompt_support=prompt_support,
-            ratios=ratios,
-            iteration=iteration,
-            steps_before=recorder.gradient_steps,
-        )
+        for k in range(inner_steps):
+            observe(k, theta)
+            with np.errstate(over="ignore", invalid="ignore"):
+                gradient = grpo_gradient(
+                    instance,
+                    theta,
+                    batch,
+                    advantages,
+                    log_reference,
+                    beta,
+                    clip_epsilon=clip_epsilon,
+                    clip_epsilon_high=clip_epsilon_high,
+                    kl=kl,
+                )
+            theta = ascent_step(theta, eta, gradient, t, k + 1)
+            recorder.count_gradient_steps()
+            if record_each_step:
+                recorder.record_policy(instance, log_policy(instance, theta))
+        observe(inner_steps, theta)
+        log_probs = log_policy(instance, theta)
+        if reset:
+            inner_kl.append(expected_kl(instance, log_probs, regularized_optimum(instance, log_reference, beta)))
         if not record_each_step:
-            recorder.record_policy(instance, log_policy(instance, theta))
+            recorder.record_policy(instance, log_probs)
         thetas.append(theta)
-    return PolicyOptimizationRun(recorder.finish(), np.vstack(thetas), None, ratios.finish())
+    return recorder.finish(thetas=thetas, inner_kl=inner_kl if reset else None)

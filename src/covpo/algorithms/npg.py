@@ -18,15 +18,15 @@ squared-loss methods.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
+from covpo.algorithms.reinforce import leave_one_out_baseline
+from covpo.batches import draw_batch
 from covpo.instances import BanditInstance
-from covpo.algorithms.mirror_descent import APMDResult, InnerLoop, InnerLoopContext, Subproblem, apmd
-from covpo.policies import log_policy
-from covpo.algorithms.ppo import draw_batch
-from covpo.validation import check_count, check_finite_array, check_positive, check_shape
+from covpo.objectives import regularized_optimum
+from covpo.policies import expected_kl, log_policy
+from covpo.trajectory import Trajectory, TrajectoryRecorder
+from covpo.validation import check_count, check_finite_array, check_generator, check_positive, check_shape
 
 
 def _centered_features(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
@@ -114,71 +114,79 @@ def sampled_npg_direction(
     group_size = check_count("group_size", group_size, minimum=2)
     log_probs = log_policy(instance, theta)
     batch = draw_batch(instance, log_probs, batch_size, rng, group_size=group_size)
-    totals = batch.rewards.sum(axis=1, keepdims=True)
-    advantages = batch.rewards - (totals - batch.rewards) / (group_size - 1)
+    advantages = batch.rewards - leave_one_out_baseline(batch.rewards)
     scores = _centered_features(instance, log_probs)[batch.prompts, batch.responses]
     return np.linalg.lstsq(scores.reshape(-1, instance.dim), advantages.ravel(), rcond=None)[0]
 
 
-def npg_inner_loop(subproblem: Subproblem, context: InnerLoopContext) -> np.ndarray:
-    """Exact NPG as an APMD inner loop: ``theta_{t+1} = theta_t + w*(theta_t) / beta`` (paper appendix M).
-
-    One natural-gradient step, counted as one gradient step; no responses (the regression
-    enumerates them). Under a linear reward it returns the exact target.
-    """
-    theta = npg_step(subproblem.instance, subproblem.reference_theta, subproblem.beta)
-    context.gradient_step_taken(subproblem, theta)
-    return theta
-
-
-def sampled_npg_steps(
-    subproblem: Subproblem, context: InnerLoopContext, *, batch_size: int, group_size: int
-) -> np.ndarray:
-    """One sampled NPG step from ``theta_t`` (:func:`sampled_npg_direction`); ``N G`` responses, one gradient step."""
-    direction = sampled_npg_direction(
-        subproblem.instance,
-        subproblem.reference_theta,
-        context.generator(),
-        batch_size=batch_size,
-        group_size=group_size,
-    )
-    context.responses_sampled(batch_size * group_size)
-    theta = subproblem.reference_theta + direction / subproblem.beta
-    context.gradient_step_taken(subproblem, theta)
-    return theta
-
-
-def sampled_npg_inner_loop(batch_size: int, group_size: int = 2) -> InnerLoop:
-    """The sampled NPG inner loop for :func:`covpo.algorithms.mirror_descent.apmd`: ``N`` prompts, ``G`` responses each."""
-    batch_size = check_count("batch_size", batch_size)
-    group_size = check_count("group_size", group_size, minimum=2)
-    return functools.partial(sampled_npg_steps, batch_size=batch_size, group_size=group_size)
-
-
 def npg(
     instance: BanditInstance,
+    *,
     beta: float,
     n_iterations: int,
-    *,
     batch_size: int | None = None,
     group_size: int = 2,
     rng: np.random.Generator | None = None,
     record_each_step: bool = False,
-) -> APMDResult:
-    """Natural policy gradient with step size ``1 / beta`` run as APMD (paper appendix M).
+) -> Trajectory:
+    """Natural policy gradient with step size ``1 / beta``, an instance of APMD (paper appendix M).
 
-    Exact (``batch_size=None``: :func:`npg_inner_loop`) or sampled
-    (:func:`sampled_npg_inner_loop`, which needs ``rng``). Each outer iteration is one reset
-    and one natural-gradient step; the sampled version also draws ``N G`` responses.
+    Each of the ``T = n_iterations`` outer iterations resets the reference to ``pi_t`` (one
+    reset) and takes one natural-gradient step ``theta_{t+1} = theta_t + w / beta`` (one
+    gradient step): with the exact direction :func:`npg_step` when ``batch_size`` is ``None``
+    (no responses; the regression enumerates them), else with :func:`sampled_npg_direction`
+    from ``N G`` responses drawn from ``pi_t`` in one generation round.
+
+    Parameters
+    ----------
+    instance
+        The bandit.
+    beta
+        ``> 0``; the step size is ``1 / beta``.
+    n_iterations
+        ``T``, outer iterations, ``>= 1``.
+    batch_size
+        ``N``, prompts per outer iteration, ``>= 1``; ``None`` for exact NPG.
+    group_size
+        ``G``, responses per prompt for sampled NPG, ``>= 2``.
+    rng
+        The only randomness of sampled NPG (required there); ignored by exact NPG.
+    record_each_step
+        Record every gradient step's iterate; with one step per outer iteration this is the
+        same record as the default.
+
+    Returns
+    -------
+    Trajectory
+        With ``thetas`` and ``inner_kl``, ``E_x KL(pi_{t+1} || pi*_{t+1})`` per outer iteration
+        (zero up to rounding for exact NPG under a linear reward).
     """
-    if batch_size is None:
-        inner_loop: InnerLoop = npg_inner_loop
-        algorithm = "NPG (exact)"
-    else:
-        if not isinstance(rng, np.random.Generator):
-            raise ValueError(f"rng must be a numpy Generator for sampled NPG, got {rng!r}")
-        inner_loop = sampled_npg_inner_loop(batch_size, group_size)
-        algorithm = "NPG (sampled)"
-    return apmd(
-        instance, beta, n_iterations, inner_loop, rng=rng, record_each_step=record_each_step, algorithm=algorithm
+    beta = check_positive("beta", beta)
+    n_iterations = check_count("n_iterations", n_iterations)
+    settings: dict = {"beta": beta, "n_iterations": n_iterations}
+    if batch_size is not None:
+        settings["batch_size"] = check_count("batch_size", batch_size)
+        settings["group_size"] = check_count("group_size", group_size, minimum=2)
+        check_generator("rng", rng)
+    recorder = TrajectoryRecorder(
+        "NPG (exact)" if batch_size is None else "NPG (sampled)", instance.optimal_value, settings
     )
+    theta = np.array(instance.base_theta, dtype=float)
+    log_probs = log_policy(instance, theta)
+    recorder.record_policy(instance, log_probs)
+    thetas, inner_kl = [theta], []
+    for _ in range(n_iterations):
+        log_reference = log_probs  # reset the reference to pi_t
+        recorder.count_reset()
+        if batch_size is None:
+            theta = npg_step(instance, theta, beta)
+        else:
+            direction = sampled_npg_direction(instance, theta, rng, batch_size=batch_size, group_size=group_size)
+            recorder.count_responses(batch_size * group_size)
+            theta = theta + direction / beta
+        recorder.count_gradient_steps()
+        log_probs = log_policy(instance, theta)
+        inner_kl.append(expected_kl(instance, log_probs, regularized_optimum(instance, log_reference, beta)))
+        recorder.record_policy(instance, log_probs)
+        thetas.append(theta)
+    return recorder.finish(thetas=thetas, inner_kl=inner_kl)

@@ -1,12 +1,12 @@
-"""REINFORCE on softmax-linear bandits, with a KL penalty toward the fixed base model (paper section 2.1).
+"""REINFORCE on softmax-linear bandits, with an optional KL penalty toward the fixed base model (paper section 2.1).
 
 Both variants ascend ``J_beta(pi_theta; pi_0) = J(pi_theta) - beta E_x KL(pi_theta || pi_0)``
-(plain ``J`` when ``beta`` is ``None``) with a constant learning rate:
+(plain ``J`` when ``beta = 0``) with a constant learning rate:
 
 - :func:`exact_reinforce` uses the population gradient of :mod:`covpo.objectives`;
-- :func:`sampled_reinforce` estimates it from a batch of ``(x, y)`` drawn from ``pi_theta``,
-  ``mean_i A_i (phi(x_i, y_i) - phibar(x_i))`` with ``A_i`` the (KL-shaped) reward minus a
-  leave-one-out or batch-mean baseline.
+- :func:`reinforce` estimates it from a batch of ``(x, y)`` drawn from ``pi_theta``
+  (:func:`sampled_gradient`), ``mean_i A_i (phi(x_i, y_i) - phibar(x_i))`` with ``A_i`` the
+  (KL-shaped) reward minus a leave-one-out (:func:`leave_one_out_baseline`) or batch-mean baseline.
 
 Every recorded iterate is evaluated exactly (reward, log coverage, KL to the base model), so
 runs compare on equal terms with the other algorithms. The reduced, compiled engine for the
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from covpo.algorithms.steps import ascent_step
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_gradient, reward_gradient
 from covpo.policies import (
@@ -26,13 +27,15 @@ from covpo.policies import (
     sample_responses,
 )
 from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_finite_array, check_positive, check_shape
+from covpo.validation import check_count, check_finite_array, check_generator, check_nonnegative, check_positive, check_shape
 
 BASELINES = ("leave_one_out", "batch_mean")
 
 
-def _check_beta(beta: float | None) -> float | None:
-    return None if beta is None else check_positive("beta", beta)
+def _check_beta(beta: float) -> float:
+    if beta is None:
+        raise ValueError("beta must be a finite number >= 0 (0 for no KL penalty), got None")
+    return check_nonnegative("beta", beta)
 
 
 def check_baseline(baseline: str, batch_size: int) -> str:
@@ -44,6 +47,20 @@ def check_baseline(baseline: str, batch_size: int) -> str:
     return baseline
 
 
+def leave_one_out_baseline(values: np.ndarray) -> np.ndarray:
+    """The mean of the *other* entries along the last axis, ``(sum_k v_k - v_i) / (n - 1)`` (after paper section 2.1).
+
+    Subtracted from a sample's reward it leaves the policy-gradient estimate unbiased, because
+    it does not depend on that sample. The last axis is the batch (REINFORCE) or the group of
+    responses to one prompt (NPG, the sequence laboratory); it needs at least two entries.
+    """
+    values = np.asarray(values, dtype=float)
+    count = values.shape[-1]
+    if count < 2:
+        raise ValueError(f"values must have at least 2 entries on the last axis for a leave-one-out mean, got {count}")
+    return (values.sum(axis=-1, keepdims=True) - values) / (count - 1)
+
+
 def _check_theta(instance: BanditInstance, theta: np.ndarray | None) -> np.ndarray:
     if theta is None:
         return instance.base_theta.copy()
@@ -52,9 +69,10 @@ def _check_theta(instance: BanditInstance, theta: np.ndarray | None) -> np.ndarr
 
 def exact_reinforce(
     instance: BanditInstance,
+    *,
     eta: float,
-    n_steps: int,
-    beta: float | None = None,
+    n_iterations: int,
+    beta: float = 0.0,
     record_every: int = 1,
     theta: np.ndarray | None = None,
 ) -> Trajectory:
@@ -66,10 +84,11 @@ def exact_reinforce(
         Any softmax-linear :class:`~covpo.instances.BanditInstance`.
     eta
         Learning rate, ``> 0``.
-    n_steps
+    n_iterations
         Number of gradient steps, ``>= 1``.
     beta
-        KL strength toward the base model ``pi_0``, ``> 0``; ``None`` ascends plain ``J``.
+        KL strength toward the base model ``pi_0``, ``>= 0``; ``0`` ascends plain ``J``
+        (:func:`covpo.objectives.reward_gradient`).
     record_every
         Record every ``record_every``-th iterate (the first and last are always recorded).
     theta
@@ -79,25 +98,30 @@ def exact_reinforce(
     -------
     Trajectory
         Costs count one gradient step per update and no sampled responses.
+
+    Raises
+    ------
+    FloatingPointError
+        If a step leaves ``theta`` non-finite (``eta`` too large).
     """
     eta = check_positive("eta", eta)
-    n_steps = check_count("n_steps", n_steps)
+    n_iterations = check_count("n_iterations", n_iterations)
     beta = _check_beta(beta)
     record_every = check_count("record_every", record_every)
     theta = _check_theta(instance, theta)
     log_base = base_log_policy(instance)
     recorder = TrajectoryRecorder(
-        "exact REINFORCE", instance.optimal_value, {"eta": eta, "beta": beta, "n_steps": n_steps}
+        "exact REINFORCE", instance.optimal_value, {"eta": eta, "beta": beta, "n_iterations": n_iterations}
     )
     recorder.record_policy(instance, log_policy(instance, theta))
-    for step in range(1, n_steps + 1):
-        if beta is None:
+    for step in range(1, n_iterations + 1):
+        if beta == 0.0:
             gradient = reward_gradient(instance, theta)
         else:
             gradient = regularized_gradient(instance, theta, log_base, beta)
-        theta = theta + eta * gradient
+        theta = ascent_step(theta, eta, gradient, step - 1, 1)
         recorder.count_gradient_steps()
-        if step % record_every == 0 or step == n_steps:
+        if step % record_every == 0 or step == n_iterations:
             recorder.record_policy(instance, log_policy(instance, theta))
     return recorder.finish()
 
@@ -107,47 +131,50 @@ def sampled_gradient(
     theta: np.ndarray,
     prompts: np.ndarray,
     responses: np.ndarray,
-    beta: float | None = None,
+    beta: float = 0.0,
     baseline: str = "leave_one_out",
 ) -> np.ndarray:
     """The REINFORCE estimate ``mean_i A_i (phi(x_i, y_i) - phibar(x_i))`` of ``grad J_beta`` (sampled, after paper section 2.1).
 
-    ``A_i`` is the shaped reward ``r - beta log(pi_theta / pi_0)`` (just ``r`` without
-    ``beta``) minus a baseline: the mean of the *other* samples (``"leave_one_out"``, unbiased)
-    or of the whole batch (``"batch_mean"``, biased by a factor ``1 - 1/B``).
+    ``A_i`` is the shaped reward ``r - beta log(pi_theta / pi_0)`` (just ``r`` when
+    ``beta = 0``) minus a baseline: the mean of the *other* samples (``"leave_one_out"``,
+    unbiased, :func:`leave_one_out_baseline`) or of the whole batch (``"batch_mean"``, biased by
+    a factor ``1 - 1/B``).
     """
     prompts = np.asarray(prompts, dtype=np.int64)
     responses = np.asarray(responses, dtype=np.int64)
     batch_size = prompts.size
     check_baseline(baseline, batch_size)
+    beta = _check_beta(beta)
     log_probs = log_policy(instance, theta)
     shaped = instance.rewards[prompts, responses]
-    if beta is not None:
+    if beta != 0.0:
         shaped = shaped - beta * (log_probs - base_log_policy(instance))[prompts, responses]
-    total = shaped.sum()
     if baseline == "leave_one_out":
-        advantages = shaped - (total - shaped) / (batch_size - 1)
+        advantages = shaped - leave_one_out_baseline(shaped)
     else:
-        advantages = shaped - total / batch_size
+        advantages = shaped - shaped.sum() / batch_size
     mean_features = np.einsum("xy,xyd->xd", np.exp(log_probs), instance.features)
     scores = instance.features[prompts, responses] - mean_features[prompts]
     return advantages @ scores / batch_size
 
 
-def sampled_reinforce(
+def reinforce(
     instance: BanditInstance,
+    *,
     eta: float,
-    n_steps: int,
+    n_iterations: int,
     batch_size: int,
     rng: np.random.Generator,
-    beta: float | None = None,
+    beta: float = 0.0,
     baseline: str = "leave_one_out",
     record_every: int = 1,
     theta: np.ndarray | None = None,
 ) -> Trajectory:
-    """Stochastic REINFORCE: each step draws ``batch_size`` pairs ``x ~ rho, y ~ pi_theta(.|x)`` (sampled, after paper section 2.1).
+    """Sampled REINFORCE: each step draws ``batch_size`` pairs ``x ~ rho, y ~ pi_theta(.|x)`` (paper section 2.1).
 
-    The update is ``theta <- theta + eta g`` with ``g`` from :func:`sampled_gradient`.
+    The update is ``theta <- theta + eta g`` with ``g`` from :func:`sampled_gradient`; with
+    ``beta > 0`` it is REINFORCE on ``J - beta KL(pi_theta || pi_0)``, the fixed-reference method.
 
     Parameters
     ----------
@@ -155,14 +182,14 @@ def sampled_reinforce(
         Any softmax-linear :class:`~covpo.instances.BanditInstance`.
     eta
         Learning rate, ``> 0``.
-    n_steps
-        Number of gradient steps, ``>= 1``.
+    n_iterations
+        Number of gradient steps, ``>= 1``; each draws a fresh batch.
     batch_size
         Prompt-response pairs per step (``>= 2`` with the leave-one-out baseline).
     rng
         The generator every prompt and response is drawn from.
     beta
-        KL strength toward the base model, ``> 0``, or ``None``.
+        KL strength toward the base model, ``>= 0``; ``0`` for none.
     baseline
         ``"leave_one_out"`` or ``"batch_mean"``.
     record_every
@@ -173,27 +200,34 @@ def sampled_reinforce(
     Returns
     -------
     Trajectory
-        Costs count one gradient step and ``batch_size`` responses per update.
+        Costs count one gradient step and one generation round of ``batch_size`` responses per update.
+
+    Raises
+    ------
+    FloatingPointError
+        If a step leaves ``theta`` non-finite (``eta`` too large).
     """
     eta = check_positive("eta", eta)
-    n_steps = check_count("n_steps", n_steps)
+    n_iterations = check_count("n_iterations", n_iterations)
     batch_size = check_count("batch_size", batch_size)
     beta = _check_beta(beta)
     record_every = check_count("record_every", record_every)
     baseline = check_baseline(baseline, batch_size)
+    check_generator("rng", rng)
     theta = _check_theta(instance, theta)
     recorder = TrajectoryRecorder(
         "sampled REINFORCE",
         instance.optimal_value,
-        {"eta": eta, "beta": beta, "n_steps": n_steps, "batch_size": batch_size, "baseline": baseline},
+        {"eta": eta, "beta": beta, "n_iterations": n_iterations, "batch_size": batch_size, "baseline": baseline},
     )
     recorder.record_policy(instance, log_policy(instance, theta))
-    for step in range(1, n_steps + 1):
+    for step in range(1, n_iterations + 1):
         prompts = sample_prompts(instance, rng, batch_size)
         responses = sample_responses(log_policy(instance, theta), prompts, rng)
-        theta = theta + eta * sampled_gradient(instance, theta, prompts, responses, beta, baseline)
         recorder.count_responses(batch_size)
+        gradient = sampled_gradient(instance, theta, prompts, responses, beta, baseline)
+        theta = ascent_step(theta, eta, gradient, step - 1, 1)
         recorder.count_gradient_steps()
-        if step % record_every == 0 or step == n_steps:
+        if step % record_every == 0 or step == n_iterations:
             recorder.record_policy(instance, log_policy(instance, theta))
     return recorder.finish()

@@ -21,9 +21,12 @@ so the inner loop can *regress* the log-ratio onto shifted rewards. With a basel
   ``u_theta = log(pi_theta / pi_t)``; ``b_t`` cancels, so the loss is unbiased.
 
 Each outer iteration draws one batch from ``pi_t`` and reuses it for ``K`` full-batch
-gradient-*descent* steps ``theta <- theta - eta grad L_hat(theta)`` from ``theta_t``, the
-same batch-reuse pattern, cost accounting and ratio diagnostics as the PPO inner loops of
-:mod:`covpo.algorithms.ppo` (every response drawn is counted, the baseline's extra responses included).
+gradient-*descent* steps ``theta <- theta - eta grad L_hat(theta)`` from ``theta_t`` (every
+response drawn is counted, the baseline's extra responses included). This module holds what
+the three share: the baselines, the empirical losses and their gradients
+(:func:`kimi_gradient`, :func:`rebel_gradient`), and the population analysis. The runs are
+:func:`covpo.algorithms.kimipo.kimipo`, :func:`covpo.algorithms.kimipo_norm.kimipo_norm` and
+:func:`covpo.algorithms.rebel.rebel_onpolicy`.
 
 For softmax-linear policies, with scores ``s_theta(x, y) = phi(x, y) - phibar_theta(x)``,
 residual ``e = r - bhat - beta u_theta`` and ``Cov_theta(x)`` the feature covariance under
@@ -42,7 +45,6 @@ pairwise loss is a quadratic with constant Hessian ``4 beta^2 E_x Cov_{pi_t}(x)`
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -51,28 +53,10 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import gammaln, logsumexp
 
+from covpo.algorithms.mirror_descent import exact_target_theta
+from covpo.batches import ResponseBatch, batch_terms, draw_batch, score_average
 from covpo.instances import BanditInstance
-from covpo.algorithms.mirror_descent import (
-    InnerLoop,
-    InnerLoopContext,
-    Subproblem,
-    exact_target_inner_loop,
-)
-from covpo.objectives import regularized_optimum
 from covpo.policies import log_policy, sample_responses
-from covpo.algorithms.ppo import (
-    Evaluation,
-    PolicyOptimizationRun,
-    RatioRecorder,
-    ResponseBatch,
-    apmd_with_ratios,
-    ascend_on_subproblem,
-    batch_terms,
-    check_inner_loop_sizes,
-    draw_batch,
-    score_average,
-)
-from covpo.trajectory import TrajectoryRecorder
 from covpo.validation import (
     check_count,
     check_finite_array,
@@ -583,16 +567,7 @@ def minimizer_check(instance: BanditInstance, reference_theta: np.ndarray, beta:
         "reference_theta", check_finite_array("reference_theta", reference_theta, ndim=1), (instance.dim,)
     )
     log_reference = log_policy(instance, reference_theta)
-    subproblem = Subproblem(
-        instance=instance,
-        beta=beta,
-        iteration=0,
-        reference_theta=reference_theta,
-        log_reference=log_reference,
-        log_target=regularized_optimum(instance, log_reference, beta),
-    )
-    scratch = InnerLoopContext(TrajectoryRecorder("minimizer check", instance.optimal_value), None, False)
-    target = exact_target_inner_loop(subproblem, scratch)
+    target = exact_target_theta(instance, reference_theta, beta)
     exact_baseline = normalizer(instance, log_reference, beta)
     value = mean_baseline_moments(instance, log_reference).mean
     return MinimizerCheck(
@@ -652,7 +627,7 @@ def draw_baseline_batch(
     """Draw ``N`` prompts, each with one regression response and ``M`` baseline responses from ``pi_t``.
 
     All ``N (M + 1)`` responses come from one vectorized call
-    (:func:`covpo.algorithms.ppo.draw_batch` with a group of ``M + 1``); the first of each group is the
+    (:func:`covpo.batches.draw_batch` with a group of ``M + 1``); the first of each group is the
     regression response. ``baseline="mean"`` gives KimiPO's :func:`mean_baseline`,
     ``"normalizer"`` KimiPO-Norm's :func:`normalizer_baseline` (which needs ``beta``).
     """
@@ -724,238 +699,13 @@ def rebel_loss(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch
 def rebel_gradient(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, beta: float) -> np.ndarray:
     """``2 beta mean_i res_i (phi(x_i, y_i) - phi(x_i, y'_i))``, the gradient of :func:`rebel_loss`.
 
-    The difference of scores is the difference of features: ``phibar_theta`` cancels.
+    The difference of scores is the difference of features: ``phibar_theta`` cancels, so the
+    features are differenced directly.
     """
     beta = _check_beta(beta)
     batch = _check_pairs(batch)
-    terms = batch_terms(instance, theta, batch)
-    residual = beta * (terms.log_ratio[:, 0] - terms.log_ratio[:, 1]) - (batch.rewards[:, 0] - batch.rewards[:, 1])
-    return 2.0 * beta * residual @ (terms.scores[:, 0] - terms.scores[:, 1]) / residual.size
-
-
-# ---------------------------------------------------------------------------------------
-# Inner loops for APMD
-
-
-def kimi_steps(
-    ratios: RatioRecorder | None,
-    subproblem: Subproblem,
-    context: InnerLoopContext,
-    *,
-    batch_size: int,
-    inner_steps: int,
-    eta: float,
-    baseline: str,
-    extra_responses: int,
-) -> np.ndarray:
-    """One outer iteration of KimiPO or KimiPO-Norm (Algorithms 3 and 4).
-
-    Draws ``N`` prompts with ``1 + M`` responses each from ``pi_t`` (all ``N (M + 1)``
-    counted), forms the baseline from the ``M`` extra rewards, and takes ``K`` descent steps
-    ``theta <- theta - eta grad L_hat(theta)`` (:func:`kimi_gradient`) from ``theta_t``.
-    """
-    instance, beta = subproblem.instance, subproblem.beta
-    batch = draw_baseline_batch(
-        instance,
-        subproblem.log_reference,
-        batch_size,
-        extra_responses,
-        context.generator(),
-        baseline=baseline,
-        beta=beta,
-    )
-    context.responses_sampled(batch.size)
-    regression = batch.regression
-
-    def evaluate(theta: np.ndarray) -> Evaluation:
-        terms = batch_terms(instance, theta, regression)
-        residual = regression.rewards - batch.baseline - beta * terms.log_ratio
-        return Evaluation(score_average(2.0 * beta * residual, terms.scores), terms.log_probs, terms.log_ratio, 0.0)
-
-    return ascend_on_subproblem(ratios, subproblem, context, evaluate, inner_steps, eta)
-
-
-def kimipo_inner_loop(
-    batch_size: int,
-    inner_steps: int,
-    eta: float,
-    *,
-    extra_responses: int = 1,
-    ratios: RatioRecorder | None = None,
-) -> InnerLoop:
-    """The KimiPO inner loop for :func:`covpo.algorithms.mirror_descent.apmd` (paper section 4.2, Algorithm 3).
-
-    Parameters
-    ----------
-    batch_size
-        ``N``, prompts per outer iteration, ``>= 1``.
-    inner_steps
-        ``K``, full-batch descent steps on the reused batch, ``>= 1``.
-    eta
-        Inner learning rate, ``> 0``; the loss's curvature near ``theta_t`` is about
-        ``2 beta^2`` times the feature covariance, so ``eta`` should shrink like ``1 / beta^2``.
-    extra_responses
-        ``M``, responses per prompt averaged into the mean baseline (``1`` in the paper).
-    ratios
-        Optional :class:`~covpo.algorithms.ppo.RatioRecorder` for the log-ratio diagnostics.
-    """
-    batch_size, inner_steps, eta = check_inner_loop_sizes(batch_size, inner_steps, eta)
-    extra_responses = check_count("extra_responses", extra_responses)
-    return functools.partial(
-        kimi_steps,
-        ratios,
-        batch_size=batch_size,
-        inner_steps=inner_steps,
-        eta=eta,
-        baseline="mean",
-        extra_responses=extra_responses,
-    )
-
-
-def kimipo_norm_inner_loop(
-    batch_size: int,
-    inner_steps: int,
-    eta: float,
-    *,
-    group_size: int,
-    ratios: RatioRecorder | None = None,
-) -> InnerLoop:
-    """The KimiPO-Norm inner loop (paper appendix K.1, Algorithm 4): the normalizer baseline over ``G`` extra responses.
-
-    Arguments as for :func:`kimipo_inner_loop`, with ``group_size = G >= 1`` extra responses
-    per prompt for the baseline (stored as ``extra_responses`` in the run's settings).
-    """
-    batch_size, inner_steps, eta = check_inner_loop_sizes(batch_size, inner_steps, eta)
-    group_size = check_count("group_size", group_size)
-    return functools.partial(
-        kimi_steps,
-        ratios,
-        batch_size=batch_size,
-        inner_steps=inner_steps,
-        eta=eta,
-        baseline="normalizer",
-        extra_responses=group_size,
-    )
-
-
-def rebel_steps(
-    ratios: RatioRecorder | None,
-    subproblem: Subproblem,
-    context: InnerLoopContext,
-    *,
-    batch_size: int,
-    inner_steps: int,
-    eta: float,
-) -> np.ndarray:
-    """One outer iteration of Rebel-OnPolicy (Algorithm 5): ``N`` pairs from ``pi_t``, ``K`` descent steps.
-
-    ``2 N`` responses are counted. The batch gradient is :func:`rebel_gradient`; the
-    diagnostics see both responses of every pair.
-    """
-    instance, beta = subproblem.instance, subproblem.beta
-    batch = draw_batch(instance, subproblem.log_reference, batch_size, context.generator(), group_size=2)
-    context.responses_sampled(batch.size)
-    reward_gap = batch.rewards[:, 0] - batch.rewards[:, 1]
+    log_ratio = batch_terms(instance, theta, batch).log_ratio
+    residual = beta * (log_ratio[:, 0] - log_ratio[:, 1]) - (batch.rewards[:, 0] - batch.rewards[:, 1])
     prompts = batch.prompts[:, 0]
     feature_gap = instance.features[prompts, batch.responses[:, 0]] - instance.features[prompts, batch.responses[:, 1]]
-
-    def evaluate(theta: np.ndarray) -> Evaluation:
-        terms = batch_terms(instance, theta, batch)
-        residual = beta * (terms.log_ratio[:, 0] - terms.log_ratio[:, 1]) - reward_gap
-        return Evaluation(-2.0 * beta * residual @ feature_gap / batch_size, terms.log_probs, terms.log_ratio, 0.0)
-
-    return ascend_on_subproblem(ratios, subproblem, context, evaluate, inner_steps, eta)
-
-
-def rebel_onpolicy_inner_loop(
-    batch_size: int, inner_steps: int, eta: float, ratios: RatioRecorder | None = None
-) -> InnerLoop:
-    """The Rebel-OnPolicy inner loop for :func:`covpo.algorithms.mirror_descent.apmd` (paper section 4.3, Algorithm 5).
-
-    Parameters
-    ----------
-    batch_size
-        ``N``, prompts per outer iteration, each with a pair of responses from ``pi_t``.
-    inner_steps, eta
-        ``K`` and the learning rate; the empirical Hessian is the constant
-        ``2 beta^2 mean_i d_i d_i^T`` with ``d_i = phi(y_i) - phi(y'_i)``, so ``eta`` below
-        ``1 / (beta^2 max_i |d_i|^2)`` always descends.
-    ratios
-        Optional :class:`~covpo.algorithms.ppo.RatioRecorder`.
-    """
-    batch_size, inner_steps, eta = check_inner_loop_sizes(batch_size, inner_steps, eta)
-    return functools.partial(rebel_steps, ratios, batch_size=batch_size, inner_steps=inner_steps, eta=eta)
-
-
-# ---------------------------------------------------------------------------------------
-# Whole runs
-
-
-def kimipo(
-    instance: BanditInstance,
-    beta: float,
-    n_iterations: int,
-    *,
-    batch_size: int,
-    inner_steps: int,
-    eta: float,
-    rng: np.random.Generator,
-    extra_responses: int = 1,
-    record_each_step: bool = False,
-) -> PolicyOptimizationRun:
-    """KimiPO (paper Algorithm 3, section 4.2): APMD with :func:`kimipo_inner_loop`.
-
-    ``T = n_iterations`` resets; each costs ``N (M + 1)`` responses (``2 N`` for the paper's
-    ``M = 1``) and ``K`` gradient steps. All randomness comes from ``rng``: a seed fixes the
-    run bit for bit.
-    """
-    ratios = RatioRecorder()
-    loop = kimipo_inner_loop(batch_size, inner_steps, eta, extra_responses=extra_responses, ratios=ratios)
-    return apmd_with_ratios(
-        instance, beta, n_iterations, loop, ratios, rng=rng, record_each_step=record_each_step, algorithm="KimiPO"
-    )
-
-
-def kimipo_norm(
-    instance: BanditInstance,
-    beta: float,
-    n_iterations: int,
-    *,
-    batch_size: int,
-    inner_steps: int,
-    eta: float,
-    group_size: int,
-    rng: np.random.Generator,
-    record_each_step: bool = False,
-) -> PolicyOptimizationRun:
-    """KimiPO-Norm (paper Algorithm 4, appendix K.1): APMD with :func:`kimipo_norm_inner_loop`.
-
-    Each reset costs ``N (G + 1)`` responses and ``K`` gradient steps.
-    """
-    ratios = RatioRecorder()
-    loop = kimipo_norm_inner_loop(batch_size, inner_steps, eta, group_size=group_size, ratios=ratios)
-    return apmd_with_ratios(
-        instance, beta, n_iterations, loop, ratios, rng=rng, record_each_step=record_each_step, algorithm="KimiPO-Norm"
-    )
-
-
-def rebel_onpolicy(
-    instance: BanditInstance,
-    beta: float,
-    n_iterations: int,
-    *,
-    batch_size: int,
-    inner_steps: int,
-    eta: float,
-    rng: np.random.Generator,
-    record_each_step: bool = False,
-) -> PolicyOptimizationRun:
-    """Rebel-OnPolicy (paper Algorithm 5, section 4.3): APMD with :func:`rebel_onpolicy_inner_loop`.
-
-    Each reset costs ``2 N`` responses and ``K`` gradient steps.
-    """
-    ratios = RatioRecorder()
-    loop = rebel_onpolicy_inner_loop(batch_size, inner_steps, eta, ratios)
-    return apmd_with_ratios(
-        instance, beta, n_iterations, loop, ratios, rng=rng, record_each_step=record_each_step, algorithm="Rebel-OnPolicy"
-    )
+    return 2.0 * beta * residual @ feature_gap / residual.size

@@ -14,7 +14,6 @@ Hessians and baseline moments, and the three sampled algorithms.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -25,13 +24,17 @@ from covpo.instances import BanditInstance, tabular_instance
 from covpo.objectives import regularized_optimum
 from covpo.experiments.parallel import run_tasks
 from covpo.policies import kl_per_prompt, log_coverage, log_policy
-from covpo.experiments.ppo import MethodSettings, collapse_family_methods, random_family_methods, summarize_run
+from covpo.experiments.sweeps import (
+    Method,
+    collapse_family_methods,
+    random_family_methods,
+    run_unless_diverged,
+    summarize_run,
+)
 from covpo.algorithms.squared_loss import (
     kimi_population_hessian,
     kimi_population_loss,
     kimi_population_minimizer,
-    kimipo,
-    kimipo_norm,
     mean_baseline_bias,
     mean_baseline_bias_approximation,
     mean_baseline_moments,
@@ -564,21 +567,18 @@ def _table_1_run(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
     """One Table-1 run: iterations, responses and steps to each ``eps``, coverage loss in decades, final ``J* - J``."""
     n_iterations, batch_size, inner_steps, eta_scale = settings
-    common = {
-        "batch_size": batch_size,
-        "inner_steps": inner_steps,
-        "eta": eta_scale / beta**2,
-        "rng": np.random.default_rng(list(seed)),
+    eta = eta_scale / beta**2
+    hyperparameters = {
+        "beta": beta, "n_iterations": n_iterations, "batch_size": batch_size, "inner_steps": inner_steps,
+        "extra_responses": extra,
     }
-    try:
-        if method == "KimiPO":
-            run = kimipo(instance, beta, n_iterations, extra_responses=extra, **common)
-        else:
-            run = kimipo_norm(instance, beta, n_iterations, group_size=extra, **common)
-    except FloatingPointError:
+    algorithm = "kimipo" if method == "KimiPO" else "kimipo_norm"
+    trajectory = run_unless_diverged(
+        Method(method, algorithm, hyperparameters, (eta,)), instance, eta, np.random.default_rng(list(seed))
+    )
+    if trajectory is None:
         missing = np.full(eps.size, -1)
         return missing, missing, missing, float("nan"), float("nan")
-    trajectory = run.trajectory
     base = log_coverage(instance, log_policy(instance, instance.base_theta))
     loss = trajectory.coverage_loss(base)
     iterations, responses, steps = [], [], []
@@ -675,11 +675,11 @@ def table_1(
 # Costs against coverage, on chapter 4's instance families
 
 
-def squared_loss_methods(family: str) -> tuple[MethodSettings, ...]:
+def squared_loss_methods(family: str) -> tuple[Method, ...]:
     """The three squared-loss methods with chapter 5's settings, plus chapter 4's PPO-Lite for reference.
 
     ``family`` is ``"random"`` or ``"collapse"`` (the families of
-    :mod:`covpo.experiments.ppo`). Every method uses ``beta = 0.5`` and ``eta = 2 / beta^2``.
+    :mod:`covpo.families`). Every method uses ``beta = 0.5`` and ``eta = 2 / beta^2``.
     On the random family: ``N = 256``, ``K = 10``, 40 outer iterations, ``G = 8`` for
     KimiPO-Norm. On the collapse family: ``K = 40``, 25 outer iterations, ``N = 256`` for
     Rebel-OnPolicy and ``N = 1024`` for the two Kimi-style methods, which lose decades of
@@ -688,19 +688,19 @@ def squared_loss_methods(family: str) -> tuple[MethodSettings, ...]:
     if family not in ("random", "collapse"):
         raise ValueError(f"family must be 'random' or 'collapse', got {family!r}")
     beta = 0.5
-    eta = (2.0 / beta**2,)
+    etas = (2.0 / beta**2,)
     if family == "random":
-        common = {"batch_size": 256, "inner_steps": 10, "n_iterations": 40, "etas": eta}
+        common = {"beta": beta, "batch_size": 256, "inner_steps": 10, "n_iterations": 40}
         reference = random_family_methods()[1]
         kimi_batch = 256
     else:
-        common = {"batch_size": 256, "inner_steps": 40, "n_iterations": 25, "etas": eta}
+        common = {"beta": beta, "batch_size": 256, "inner_steps": 40, "n_iterations": 25}
         reference = collapse_family_methods()[1]
         kimi_batch = 1024
     return (
-        MethodSettings("KimiPO", "kimipo", beta, extra_responses=1, **{**common, "batch_size": kimi_batch}),
-        MethodSettings("KimiPO-Norm", "kimipo_norm", beta, extra_responses=8, **{**common, "batch_size": kimi_batch}),
-        MethodSettings("Rebel-OnPolicy", "rebel_onpolicy", beta, **common),
+        Method("KimiPO", "kimipo", {**common, "batch_size": kimi_batch, "extra_responses": 1}, etas),
+        Method("KimiPO-Norm", "kimipo_norm", {**common, "batch_size": kimi_batch, "extra_responses": 8}, etas),
+        Method("Rebel-OnPolicy", "rebel_onpolicy", common, etas),
         reference,
     )
 
@@ -763,7 +763,7 @@ class BatchSizeStudy:
 
 def batch_size_study(
     instance: BanditInstance,
-    methods: Sequence[MethodSettings],
+    methods: Sequence[Method],
     batch_sizes: Sequence[int],
     *,
     eps: float,
@@ -786,13 +786,14 @@ def batch_size_study(
         (i, j, k) for i in range(len(methods)) for j in range(batch_sizes.size) for k in range(len(seeds))
     ]
     tasks = [
-        (dataclasses.replace(methods[i], batch_size=int(batch_sizes[j])), instance, methods[i].etas[0], (seeds[k], i, j), eps)
+        (methods[i].with_hyperparameters(batch_size=int(batch_sizes[j])), instance, methods[i].learning_rates[0],
+         (seeds[k], i, j), eps)
         for i, j, k in coordinates
     ]
     summaries = run_tasks(summarize_run, tasks, "batch-size runs")
     shape = (len(methods), batch_sizes.size, len(seeds))
     return BatchSizeStudy(
-        names=tuple(m.name for m in methods),
+        names=tuple(m.label for m in methods),
         batch_sizes=batch_sizes,
         seeds=seeds,
         coverage_loss=np.array([np.nan if r is None else r.coverage_loss for r in summaries]).reshape(shape),

@@ -22,10 +22,10 @@ into its exact parameter gradient:
 The algorithms mirror the softmax-linear ones and fill the shared
 :class:`~covpo.trajectory.TrajectoryRecorder` with the same cost accounting: exact REINFORCE
 (:mod:`covpo.algorithms.reinforce`), exact APMD with ``K`` gradient steps per reset
-(:mod:`covpo.algorithms.mirror_descent`), sampled REINFORCE, and PPO-NoClip (:mod:`covpo.algorithms.ppo`, whose
-batch drawing and inner ascent are reused). :func:`nonlinear_experiment` runs all of them, for
+(:mod:`covpo.algorithms.mirror_descent`), sampled REINFORCE, and PPO-NoClip (:mod:`covpo.algorithms.ppo_noclip`,
+whose batch drawing and checked step are reused). :func:`nonlinear_experiment` runs all of them, for
 the linear and the network policy, on one instance of each chapter-4 family
-(:mod:`covpo.experiments.ppo`). The network, its initialization and every constant are ours.
+(:mod:`covpo.families`). The network, its initialization and every constant are ours.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from scipy import sparse
 from scipy.optimize import minimize
 from scipy.special import log_softmax
 
+import covpo
 from covpo.instances import BanditInstance
-from covpo.algorithms.mirror_descent import APMDResult, apmd, gradient_ascent_inner_loop
 from covpo.objectives import regularized_optimum
 from covpo.policies import (
     base_log_policy,
@@ -49,9 +49,10 @@ from covpo.policies import (
     sample_prompts,
     sample_responses,
 )
-from covpo.algorithms.ppo import Evaluation, ResponseBatch, ascend, draw_batch, ppo_noclip
-from covpo.experiments.ppo import collapse_family, random_family
-from covpo.algorithms.reinforce import check_baseline, exact_reinforce, sampled_reinforce
+from covpo.algorithms.steps import ascent_step
+from covpo.batches import ResponseBatch, draw_batch
+from covpo.families import collapse_family, random_family
+from covpo.algorithms.reinforce import check_baseline, leave_one_out_baseline
 from covpo.table import Table
 from covpo.trajectory import LOG10_E, Trajectory, TrajectoryRecorder
 from covpo.validation import (
@@ -476,48 +477,6 @@ def network_exact_reinforce(
     return recorder.finish()
 
 
-InnerSolver = Callable[[int, np.ndarray, np.ndarray, Callable[[np.ndarray], None]], np.ndarray]
-"""``solver(iteration, params_t, log_reference, on_step) -> params_{t+1}``: one APMD inner loop."""
-
-
-def _reset_loop(
-    instance: BanditInstance,
-    network: TwoLayerNetwork,
-    params: np.ndarray,
-    beta: float,
-    n_iterations: int,
-    recorder: TrajectoryRecorder,
-    solver: InnerSolver,
-    record_each_step: bool,
-) -> APMDResult:
-    """APMD's outer loop (paper section 3.1) for the network: reset ``pi_ref <- pi_t``, then solve.
-
-    One reset per outer iteration; the solver reports each gradient step through ``on_step``,
-    which counts it and, with ``record_each_step``, records the iterate. Otherwise each outer
-    iteration is recorded once, as :func:`covpo.algorithms.mirror_descent.apmd` does. The accuracy
-    ``E_x KL(pi_{t+1} || pi*_{t+1})`` of every inner loop is kept, ``pi*_{t+1}`` the exact target.
-    """
-    log_probs = network_log_policy(instance, network, params)
-    recorder.record_policy(instance, log_probs)
-
-    def on_step(current: np.ndarray) -> None:
-        recorder.count_gradient_steps()
-        if record_each_step:
-            recorder.record_policy(instance, network_log_policy(instance, network, current))
-
-    history, inner_kl = [params], []
-    for iteration in range(n_iterations):
-        recorder.count_reset()
-        target = regularized_optimum(instance, log_probs, beta)
-        params = solver(iteration, params, log_probs, on_step)
-        log_probs = network_log_policy(instance, network, params)
-        inner_kl.append(expected_kl(instance, log_probs, target))
-        if not record_each_step:
-            recorder.record_policy(instance, log_probs)
-        history.append(params)
-    return APMDResult(trajectory=recorder.finish(), thetas=np.vstack(history), inner_kl=np.array(inner_kl))
-
-
 def network_exact_apmd(
     instance: BanditInstance,
     network: TwoLayerNetwork,
@@ -528,19 +487,19 @@ def network_exact_apmd(
     inner_steps: int,
     eta: float,
     record_each_step: bool = False,
-) -> APMDResult:
+) -> Trajectory:
     """Exact APMD through the network: reset ``pi_ref <- pi_t``, then ``K`` exact gradient steps (paper section 3.1).
 
     Each outer iteration ascends ``J(pi) - beta E_x KL(pi || pi_t)`` from ``params_t`` with
     :func:`network_regularized_gradient`, the counterpart of
-    ``apmd(instance, beta, T, gradient_ascent_inner_loop(K, eta))``. Costs: one reset and
+    :func:`covpo.algorithms.mirror_descent.apmd` with ``inner_steps = K``. Costs: one reset and
     ``K`` gradient steps per outer iteration, no responses.
 
     Returns
     -------
-    APMDResult
-        The shared trajectory, the flat parameters after every outer iteration in ``thetas``
-        (``params_0`` first), and each inner loop's accuracy ``E_x KL(pi_{t+1} || pi*_{t+1})``.
+    Trajectory
+        With the flat parameters after every outer iteration in ``thetas`` (``params_0``
+        first) and each inner loop's accuracy ``E_x KL(pi_{t+1} || pi*_{t+1})`` in ``inner_kl``.
     """
     network = _check_network(instance, network)
     params = network.check_params(params).copy()
@@ -548,30 +507,36 @@ def network_exact_apmd(
     n_iterations = check_count("n_iterations", n_iterations)
     inner_steps = check_count("inner_steps", inner_steps)
     eta = check_positive("eta", eta)
-
-    def solver(
-        iteration: int, start: np.ndarray, log_reference: np.ndarray, on_step: Callable[[np.ndarray], None]
-    ) -> np.ndarray:
-        current = start
-        for _ in range(inner_steps):
-            current = current + eta * _regularized_gradient(instance, network, current, log_reference, beta)
-            on_step(current)
-        return current
-
     recorder = TrajectoryRecorder(
         "exact APMD",
         instance.optimal_value,
         _network_settings(network, beta=beta, n_iterations=n_iterations, inner_steps=inner_steps, eta=eta),
     )
-    return _reset_loop(instance, network, params, beta, n_iterations, recorder, solver, record_each_step)
+    log_probs = network_log_policy(instance, network, params)
+    recorder.record_policy(instance, log_probs)
+    history, inner_kl = [params], []
+    for t in range(n_iterations):
+        log_reference = log_probs
+        recorder.count_reset()
+        for k in range(inner_steps):
+            gradient = _regularized_gradient(instance, network, params, log_reference, beta)
+            params = ascent_step(params, eta, gradient, t, k + 1)
+            recorder.count_gradient_steps()
+            if record_each_step:
+                recorder.record_policy(instance, network_log_policy(instance, network, params))
+        log_probs = network_log_policy(instance, network, params)
+        inner_kl.append(expected_kl(instance, log_probs, regularized_optimum(instance, log_reference, beta)))
+        if not record_each_step:
+            recorder.record_policy(instance, log_probs)
+        history.append(params)
+    return recorder.finish(thetas=history, inner_kl=inner_kl)
 
 
 def _baseline_advantages(shaped: np.ndarray, baseline: str) -> np.ndarray:
     """``shaped`` minus the mean of the other samples (``"leave_one_out"``) or of the batch (``"batch_mean"``)."""
-    total = shaped.sum()
     if baseline == "leave_one_out":
-        return shaped - (total - shaped) / (shaped.size - 1)
-    return shaped - total / shaped.size
+        return shaped - leave_one_out_baseline(shaped)
+    return shaped - shaped.sum() / shaped.size
 
 
 def network_sampled_gradient(
@@ -614,7 +579,7 @@ def network_sampled_reinforce(
     baseline: str = "leave_one_out",
     record_every: int = 1,
 ) -> Trajectory:
-    """Stochastic REINFORCE through the network (paper section 2.1, sampled), as :func:`covpo.algorithms.reinforce.sampled_reinforce`.
+    """Stochastic REINFORCE through the network (paper section 2.1, sampled), as :func:`covpo.algorithms.reinforce.reinforce`.
 
     Each step draws ``batch_size`` pairs ``x ~ rho, y ~ pi(.|x)`` from ``rng`` (prompts first,
     then responses, the same order as the linear version) and steps along
@@ -661,7 +626,7 @@ def network_ppo_noclip_objective(
 ) -> float:
     """PPO-NoClip's ``L_t = mean_i [w_i r_i - beta (w_i log w_i - w_i + 1)]`` for the network (paper Algorithm 1, cf. Eq. (20)).
 
-    The objective of :func:`covpo.algorithms.ppo.ppo_noclip_objective`, with
+    The objective of :func:`covpo.algorithms.ppo_noclip.ppo_noclip_objective`, with
     ``w_i = pi_params(y_i|x_i) / pi_t(y_i|x_i)`` and ``pi_t`` the policy ``batch`` was drawn from.
     """
     beta = check_positive("beta", beta)
@@ -674,17 +639,11 @@ def network_ppo_noclip_gradient(
     instance: BanditInstance, network: TwoLayerNetwork, params: np.ndarray, batch: ResponseBatch, beta: float
 ) -> np.ndarray:
     """``grad L_t = mean_i w_i (r_i - beta log w_i) grad log pi(y_i|x_i)`` through the network (Algorithm 1)."""
-    return _noclip_evaluation(instance, network, params, batch, check_positive("beta", beta)).gradient
-
-
-def _noclip_evaluation(
-    instance: BanditInstance, network: TwoLayerNetwork, params: np.ndarray, batch: ResponseBatch, beta: float
-) -> Evaluation:
+    beta = check_positive("beta", beta)
     passed, log_ratio = _noclip_terms(instance, network, params, batch)
     coefficients = np.exp(log_ratio) * (batch.rewards - beta * log_ratio)
     sensitivity = batch_sensitivity(instance, passed.log_probs, batch.prompts, batch.responses, coefficients)
-    gradient = _backprop(instance, network, params, sensitivity, passed.hidden)
-    return Evaluation(gradient, passed.log_probs, log_ratio, 0.0)
+    return _backprop(instance, network, params, sensitivity, passed.hidden)
 
 
 def network_ppo_noclip(
@@ -699,15 +658,17 @@ def network_ppo_noclip(
     eta: float,
     rng: np.random.Generator,
     record_each_step: bool = False,
-) -> APMDResult:
+) -> Trajectory:
     """PPO-NoClip (paper Algorithm 1, section 3.2) through the network: APMD with a reused batch.
 
     Each outer iteration resets ``pi_ref <- pi_t``, draws ``N = batch_size`` prompts with one
-    response each from ``pi_t`` (:func:`covpo.algorithms.ppo.draw_batch`) and takes ``K = inner_steps``
-    steps along :func:`network_ppo_noclip_gradient` on that batch (:func:`covpo.algorithms.ppo.ascend`,
-    which raises ``FloatingPointError`` if a step leaves the parameters non-finite). Costs:
-    one reset, ``N`` responses and ``K`` gradient steps per outer iteration. Returns an
-    :class:`~covpo.algorithms.mirror_descent.APMDResult`, as :func:`network_exact_apmd` does.
+    response each from ``pi_t`` (:func:`covpo.batches.draw_batch`) and takes ``K = inner_steps``
+    steps along :func:`network_ppo_noclip_gradient` on that batch, as
+    :func:`covpo.algorithms.ppo_noclip.ppo_noclip` does for the softmax-linear policy. Costs:
+    one reset, ``N`` responses and ``K`` gradient steps per outer iteration. Returns the
+    trajectory with the flat parameters after every outer iteration in ``thetas`` (``params_0``
+    first) and each inner loop's accuracy ``E_x KL(pi_{t+1} || pi*_{t+1})`` in ``inner_kl``.
+    Raises ``FloatingPointError`` if a step leaves the parameters non-finite.
     """
     network = _check_network(instance, network)
     params = network.check_params(params).copy()
@@ -725,26 +686,27 @@ def network_ppo_noclip(
             network, beta=beta, n_iterations=n_iterations, batch_size=batch_size, inner_steps=inner_steps, eta=eta
         ),
     )
-
-    def solver(
-        iteration: int, start: np.ndarray, log_reference: np.ndarray, on_step: Callable[[np.ndarray], None]
-    ) -> np.ndarray:
+    log_probs = network_log_policy(instance, network, params)
+    recorder.record_policy(instance, log_probs)
+    history, inner_kl = [params], []
+    for t in range(n_iterations):
+        log_reference = log_probs  # reset the reference to pi_t
+        recorder.count_reset()
         batch = draw_batch(instance, log_reference, batch_size, rng)
         recorder.count_responses(batch.size)
-        return ascend(
-            start,
-            lambda current: _noclip_evaluation(instance, network, current, batch, beta),
-            inner_steps=inner_steps,
-            eta=eta,
-            on_step=on_step,
-            log_sampling=log_reference,
-            prompt_support=instance.prompt_probs > 0.0,
-            ratios=None,
-            iteration=iteration,
-            steps_before=recorder.gradient_steps,
-        )
-
-    return _reset_loop(instance, network, params, beta, n_iterations, recorder, solver, record_each_step)
+        for k in range(inner_steps):
+            with np.errstate(over="ignore", invalid="ignore"):
+                gradient = network_ppo_noclip_gradient(instance, network, params, batch, beta)
+            params = ascent_step(params, eta, gradient, t, k + 1)
+            recorder.count_gradient_steps()
+            if record_each_step:
+                recorder.record_policy(instance, network_log_policy(instance, network, params))
+        log_probs = network_log_policy(instance, network, params)
+        inner_kl.append(expected_kl(instance, log_probs, regularized_optimum(instance, log_reference, beta)))
+        if not record_each_step:
+            recorder.record_policy(instance, log_probs)
+        history.append(params)
+    return recorder.finish(thetas=history, inner_kl=inner_kl)
 
 
 # ---------------------------------------------------------------------------------------
@@ -752,7 +714,7 @@ def network_ppo_noclip(
 
 
 FAMILIES = ("collapse", "random")
-"""The instance families of :func:`nonlinear_experiment`, as in :mod:`covpo.experiments.ppo`."""
+"""The instance families of :func:`nonlinear_experiment`, from :mod:`covpo.families`."""
 METHODS = (
     "exact REINFORCE",
     "exact APMD, few inner steps",
@@ -872,22 +834,30 @@ Run = tuple[Trajectory, np.ndarray | None]
 def _linear_run(method: str, instance: BanditInstance, s: ExperimentSettings, seed: int) -> Run:
     """One method with the softmax-linear policy, starting at ``theta_0``."""
     if method == "exact REINFORCE":
-        return exact_reinforce(instance, s.reinforce_eta, s.reinforce_steps, record_every=s.record_every), None
+        trajectory = covpo.run(
+            "reinforce_exact", instance, eta=s.reinforce_eta, n_iterations=s.reinforce_steps,
+            record_every=s.record_every,
+        )
+        return trajectory, None
     if method.startswith("exact APMD"):
         steps = s.few_inner_steps if method.endswith("few inner steps") else s.many_inner_steps
-        result = apmd(instance, s.beta, s.apmd_steps // steps, gradient_ascent_inner_loop(steps, s.apmd_eta))
-        return result.trajectory, result.inner_kl
+        trajectory = covpo.run(
+            "apmd", instance, beta=s.beta, eta=s.apmd_eta, n_iterations=s.apmd_steps // steps, inner_steps=steps
+        )
+        return trajectory, trajectory.inner_kl
     rng = np.random.default_rng(seed)
     if method == "sampled REINFORCE":
-        run = sampled_reinforce(
-            instance, s.sampled_eta, s.sampled_steps, s.sampled_batch, rng, record_every=s.record_every
+        trajectory = covpo.run(
+            "reinforce", instance, rng=rng, eta=s.sampled_eta, n_iterations=s.sampled_steps,
+            batch_size=s.sampled_batch, record_every=s.record_every,
         )
-        return run, None
+        return trajectory, None
     eta = s.ppo_eta * (s.smaller_eta_factor if method.endswith("smaller eta") else 1.0)
-    result = ppo_noclip(
-        instance, s.beta, s.ppo_iterations, batch_size=s.ppo_batch, inner_steps=s.ppo_inner_steps, eta=eta, rng=rng
+    trajectory = covpo.run(
+        "ppo_noclip", instance, rng=rng, beta=s.beta, eta=eta, n_iterations=s.ppo_iterations,
+        batch_size=s.ppo_batch, inner_steps=s.ppo_inner_steps,
     )
-    return result.trajectory, result.inner_kl
+    return trajectory, trajectory.inner_kl
 
 
 def _network_run(
@@ -906,10 +876,10 @@ def _network_run(
         return run, None
     if method.startswith("exact APMD"):
         steps = s.few_inner_steps if method.endswith("few inner steps") else s.many_inner_steps
-        result = network_exact_apmd(
+        trajectory = network_exact_apmd(
             instance, network, params, s.beta, s.apmd_steps // steps, inner_steps=steps, eta=s.apmd_eta
         )
-        return result.trajectory, result.inner_kl
+        return trajectory, trajectory.inner_kl
     rng = np.random.default_rng(seed)
     if method == "sampled REINFORCE":
         run = network_sampled_reinforce(
@@ -918,11 +888,11 @@ def _network_run(
         )
         return run, None
     eta = s.ppo_eta * (s.smaller_eta_factor if method.endswith("smaller eta") else 1.0)
-    result = network_ppo_noclip(
+    trajectory = network_ppo_noclip(
         instance, network, params, s.beta, s.ppo_iterations,
         batch_size=s.ppo_batch, inner_steps=s.ppo_inner_steps, eta=eta, rng=rng,
     )
-    return result.trajectory, result.inner_kl
+    return trajectory, trajectory.inner_kl
 
 
 def _or_diverged(run: Callable[[], Run]) -> Run | None:
@@ -1146,9 +1116,9 @@ def nonlinear_experiment(
 ) -> NonlinearExperiment:
     """Every method of :data:`METHODS` with the linear and the network policy, on one instance per family.
 
-    The collapse instance is :func:`covpo.experiments.ppo.collapse_family` at ``collapse_coverage``
+    The collapse instance is :func:`covpo.families.collapse_family` at ``collapse_coverage``
     (4 prompts x 102 responses, one-hot features, ``d = 408``), the random one
-    :func:`covpo.experiments.ppo.random_family` at ``random_coverage`` (50 x 8, ``d = 6``). For
+    :func:`covpo.families.random_family` at ``random_coverage`` (50 x 8, ``d = 6``). For
     each seed the network (:class:`TwoLayerNetwork` of width ``width`` with skip term) starts
     from :func:`initial_parameters` with ``np.random.default_rng(seed)``, and every sampled run
     of either policy draws from a fresh ``np.random.default_rng(seed)``. Both policies run at

@@ -36,7 +36,7 @@ from scipy.special import logsumexp
 from covpo.collapse_instance import DEFAULT_DISTRACTOR_PROB, DEFAULT_OPTIMAL_PROB
 from covpo.instances import OPTIMAL_REWARD_TOLERANCE
 from covpo.policies import kl_per_prompt, sample_responses
-from covpo.algorithms.reinforce import check_baseline
+from covpo.algorithms.reinforce import check_baseline, leave_one_out_baseline
 from covpo.table import Table
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import (
@@ -605,11 +605,9 @@ def sample_sequences(
 
 def _baseline_advantages(shaped: np.ndarray, baseline: str) -> np.ndarray:
     """Shaped rewards minus the mean of the others (``"leave_one_out"``) or of all (``"batch_mean"``), last axis."""
-    count = shaped.shape[-1]
-    total = shaped.sum(axis=-1, keepdims=True)
     if baseline == "leave_one_out":
-        return shaped - (total - shaped) / (count - 1)
-    return shaped - total / count
+        return shaped - leave_one_out_baseline(shaped)
+    return shaped - shaped.sum(axis=-1, keepdims=True) / shaped.shape[-1]
 
 
 def _scatter(

@@ -13,10 +13,10 @@ from matplotlib.colors import ListedColormap, Normalize
 from matplotlib.lines import Line2D
 
 from covpo.experiments.collapse import (
-    ESCAPE_OUTCOMES,
     BetaEscapeMap,
     BetaSweep,
     CollapseRun,
+    ESCAPE_OUTCOMES,
     ExactRunsSummary,
     Landscape,
     SeedSweep,

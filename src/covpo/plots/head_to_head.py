@@ -8,10 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from covpo.coverage_instances import dialled_coverage_instance
-from covpo.experiments.implications.head_to_head import RESET_ALGORITHMS, Entry, HeadToHead, head_to_head
+from covpo.experiments.implications.head_to_head import HeadToHead, head_to_head, is_exact, is_test_time
+from covpo.experiments.sweeps import Method
+from covpo.families import stacked_collapse_instance
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, PALETTE, series_style
-from covpo.experiments.ppo import stacked_collapse_instance
 from covpo.widgets import Explorable, Slider, explorable
 
 MARKER_SIZE = 6
@@ -25,28 +26,28 @@ ALGORITHM_GROUPS = (
 )
 """The three groups of the head-to-head figure, one row of panels each."""
 
-BASELINE_ALGORITHMS = ("best_of_n", "sft_filtered")
+BASELINE_ALGORITHMS = ("best_of_n", "filtered_sft")
 """Algorithms whose cost is governed by coverage by construction (Best-of-N and filtered SFT)."""
 
 
-def algorithm_group(entry: Entry) -> int:
-    """Position in :data:`ALGORITHM_GROUPS` of ``entry``'s group."""
-    if entry.algorithm in RESET_ALGORITHMS:
+def algorithm_group(method: Method) -> int:
+    """Position in :data:`ALGORITHM_GROUPS` of ``method``'s group (resets: the registry's ``resets``)."""
+    if method.definition.resets:
         return 1
-    if entry.algorithm in BASELINE_ALGORITHMS:
+    if method.algorithm in BASELINE_ALGORITHMS:
         return 2
     return 0
 
 
 def _style_indices(result: HeadToHead) -> list[int]:
-    """A :func:`~covpo.plots.style.series_style` index per entry, distinct within the result.
+    """A :func:`~covpo.plots.style.series_style` index per method, distinct within the result.
 
-    Entries are numbered group by group, so the algorithms of one group take neighbouring
+    Methods are numbered group by group, so the algorithms of one group take neighbouring
     palette colours; indices that would give the palette's faint yellow are skipped.
     """
-    order = sorted(range(len(result.entries)), key=lambda row: (algorithm_group(result.entries[row]), row))
+    order = sorted(range(len(result.methods)), key=lambda row: (algorithm_group(result.methods[row]), row))
     free = (index for index in range(1000) if index % len(PALETTE) != len(PALETTE) - 1)
-    indices = [0] * len(result.entries)
+    indices = [0] * len(result.methods)
     for row in order:
         indices[row] = next(free)
     return indices
@@ -79,8 +80,8 @@ def _draw(axes, x: np.ndarray, y: np.ndarray, reached: np.ndarray, style: dict, 
               ms=MARKER_SIZE + 2, label=None if hit.any() else label)
 
 
-def _label(entry: Entry) -> str:
-    return f"{entry.name} (test time)" if entry.is_test_time else entry.name
+def _label(method: Method) -> str:
+    return f"{method.label} (test time)" if is_test_time(method) else method.label
 
 
 def head_to_head_figure(result: HeadToHead, title: str) -> BookFigure:
@@ -96,7 +97,7 @@ def head_to_head_figure(result: HeadToHead, title: str) -> BookFigure:
     iterations).
     """
     groups = [g for g in range(len(ALGORITHM_GROUPS))
-              if any(algorithm_group(entry) == g for entry in result.entries)]
+              if any(algorithm_group(method) == g for method in result.methods)]
     styles = _style_indices(result)
     figure = new_figure(COLUMN_WIDTH, 0.4 + 3.1 * len(groups))
     rows = figure.subfigures(len(groups), 1, squeeze=False)[:, 0]
@@ -111,18 +112,18 @@ def head_to_head_figure(result: HeadToHead, title: str) -> BookFigure:
             responses_axes.sharey(first[0])
             steps_axes.sharex(first[1])
             steps_axes.sharey(first[1])
-        members = [row for row, entry in enumerate(result.entries) if algorithm_group(entry) == group]
+        members = [row for row, method in enumerate(result.methods) if algorithm_group(method) == group]
         for position, row in enumerate(members):
-            entry = result.entries[row]
+            method = result.methods[row]
             style = _style(styles[row])
             # Spread the group's series a little along x, so that equal costs do not hide each other.
             shifted = x * DODGE ** (position - (len(members) - 1) / 2)
-            if not entry.is_exact:
+            if not is_exact(method):
                 y, reached = _cost_points(result, row, result.responses_to_eps)
-                _draw(responses_axes, shifted, y, reached, style, _label(entry))
-            if not entry.is_test_time:
+                _draw(responses_axes, shifted, y, reached, style, _label(method))
+            if not is_test_time(method):
                 y, reached = _cost_points(result, row, result.steps_to_eps)
-                _draw(steps_axes, shifted, y, reached, style, _label(entry))
+                _draw(steps_axes, shifted, y, reached, style, _label(method))
         responses_axes.set_ylabel("responses to $\\varepsilon$")
         steps_axes.set_ylabel("gradient steps to $\\varepsilon$")
         for axes in (responses_axes, steps_axes):
@@ -152,11 +153,11 @@ ALGORITHM_SETS = ("every algorithm", "reset methods (APMD instances)", "fixed re
 def algorithm_rows(result: HeadToHead, algorithm_set: int) -> list[int]:
     """Rows of ``result`` in the set at position ``algorithm_set`` of :data:`ALGORITHM_SETS`."""
     if algorithm_set == 0:
-        return list(range(len(result.entries)))
-    resets = [row for row, entry in enumerate(result.entries) if entry.algorithm in RESET_ALGORITHMS]
+        return list(range(len(result.methods)))
+    resets = [row for row, method in enumerate(result.methods) if method.definition.resets]
     if algorithm_set == 1:
         return resets
-    return [row for row in range(len(result.entries)) if row not in resets]
+    return [row for row in range(len(result.methods)) if row not in resets]
 
 
 def head_to_head_explorer_figure(
@@ -176,13 +177,13 @@ def head_to_head_explorer_figure(
     figure = new_figure(COLUMN_WIDTH, 4.2, constrained=False)
     figure.subplots_adjust(left=0.1, right=0.6, bottom=0.13, top=0.86)
     cost_axes = figure.subplots()
-    sampling = [row for row, entry in enumerate(view.entries) if not entry.is_exact]
+    sampling = [row for row, method in enumerate(view.methods) if not is_exact(method)]
     for position, row in enumerate(sampling):
-        entry = view.entries[row]
-        index = result.entry_index(entry.name)
+        method = view.methods[row]
+        index = result.method_index(method.label)
         shifted = view.coverages * DODGE ** (position - (len(sampling) - 1) / 2)
         y, reached = _cost_points(view, row, view.responses_to_eps)
-        _draw(cost_axes, shifted, y, reached, _style(styles[index]), _label(entry))
+        _draw(cost_axes, shifted, y, reached, _style(styles[index]), _label(method))
     cost_axes.set_xscale("log")
     cost_axes.set_yscale("log")
     cost_axes.set_xlabel("$C_{\\mathrm{cov}}$ of $\\pi_0$")
@@ -229,18 +230,18 @@ def small_head_to_head_widget() -> Explorable:
     ``C_cov`` 10 and 40) and random instances (10 prompts, 4 responses, ``d = 3``, ``C_cov`` 5
     and 20, seed 0). For trying the widget without the book-size head-to-head.
     """
-    entries = (
-        Entry("APMD, exact targets", "apmd_exact", 1.0, n_iterations=30),
-        Entry("PPO-Lite", "ppo_lite", 1.0, 64, 5, 6, (8.0,)),
-        Entry("REINFORCE", "reinforce", 0.0, 16, 1, 40, (8.0,)),
-        Entry("Best-of-N", "best_of_n"),
+    methods = (
+        Method("APMD, exact targets", "apmd_exact", {"beta": 1.0, "n_iterations": 30}),
+        Method("PPO-Lite", "ppo_lite", {"beta": 1.0, "batch_size": 64, "inner_steps": 5, "n_iterations": 6}, (8.0,)),
+        Method("REINFORCE", "reinforce", {"batch_size": 16, "n_iterations": 40}, (8.0,)),
+        Method("Best-of-N", "best_of_n", {}),
     )
     families = (
         ("small collapse", (10.0, 40.0), lambda c: stacked_collapse_instance(1, 0.2, c, n_zero=20)),
         ("small random", (5.0, 20.0), lambda c: dialled_coverage_instance(np.random.default_rng(0), 10, 4, 3, c)),
     )
     results = tuple(
-        head_to_head([build(c) for c in coverages], coverages, entries, eps=0.04, seeds=(0, 1), label=label, progress=False)
+        head_to_head([build(c) for c in coverages], coverages, methods, eps=0.04, seeds=(0, 1), label=label, progress=False)
         for label, coverages, build in families
     )
     return head_to_head_widget(results)

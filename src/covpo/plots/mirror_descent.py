@@ -18,9 +18,9 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import NullLocator
 
 from covpo.experiments.collapse import (
-    FIGURE_GAP,
     APMDKnobSweep,
     CollapseRun,
+    FIGURE_GAP,
     Figure1Data,
     Figure2aData,
     Figure3Data,
@@ -34,7 +34,7 @@ from covpo.experiments.collapse import (
     strongest_eps_optimal_beta,
 )
 from covpo.experiments.collapse.reset_sweeps import InnerAccuracySweep
-from covpo.algorithms.mirror_descent import MirrorDescentRate
+from covpo.experiments.mirror_descent import MirrorDescentRate
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, MARKERS, PALETTE, series_style
 from covpo.plots.collapse import SQRT3_HALF, _step_axis, _ternary

@@ -1,6 +1,6 @@
 """Figures and the widget of chapter 4, PPO and GRPO with reference resets (paper sections 3.2, 3.3; appendices G, H).
 
-Each figure draws one record of :mod:`covpo.experiments.ppo`: the importance weights per outer
+Each figure draws one record of :mod:`covpo.experiments.ppo` or :mod:`covpo.experiments.sweeps`: the importance weights per outer
 iteration (:func:`ratio_spread_figure`) and against ``beta`` (:func:`ratio_bounds_figure`), the
 clip activity grid (:func:`clip_activity_figure`), the spread of the batch estimates
 (:func:`estimator_spread_figure`), the costs against coverage (:func:`cost_sweep_figure`) and
@@ -30,17 +30,17 @@ from covpo.instances import BanditInstance
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, PALETTE, series_style
 from covpo.policies import base_log_policy, log_coverage
-from covpo.algorithms.ppo import ppo_lite
+from covpo import run
+from covpo.algorithms.ppo_lite import clip_width_thresholds
+from covpo.algorithms.ratios import RatioRecorder
 from covpo.experiments.ppo import (
     ClipActivity,
-    CostSweep,
     EstimatorSpread,
     RatioBoundsTable,
     RatioSpread,
-    RecipeComparison,
-    clip_width_thresholds,
-    stacked_collapse_instance,
 )
+from covpo.experiments.sweeps import CostSweep, RecipeComparison
+from covpo.families import stacked_collapse_instance
 from covpo.trajectory import LOG10_E
 from covpo.widgets import Explorable, Slider, explorable
 
@@ -257,13 +257,13 @@ def cost_sweep_figure(sweep: CostSweep, title: str) -> BookFigure:
     (responses_axes, steps_axes), (loss_axes, legend_axes) = figure.subplots(2, 2)
     c = sweep.coverages
     handles = []
-    styles = _method_styles([method.name for method in sweep.methods])
+    styles = _method_styles([method.label for method in sweep.methods])
     for i, (method, style) in enumerate(zip(sweep.methods, styles)):
         reached = sweep.reached[i]
-        _budget_markers(responses_axes, c, sweep.responses_to_eps[i].astype(float), reached, style, method.name)
-        _budget_markers(steps_axes, c, sweep.steps_to_eps[i].astype(float), reached, style, method.name)
+        _budget_markers(responses_axes, c, sweep.responses_to_eps[i].astype(float), reached, style, method.label)
+        _budget_markers(steps_axes, c, sweep.steps_to_eps[i].astype(float), reached, style, method.label)
         loss_axes.plot(c, sweep.coverage_loss[i], **style)
-        handles.append(Line2D([], [], label=method.name, **style))
+        handles.append(Line2D([], [], label=method.label, **style))
     loss_axes.axhline(np.log10(2.0), color="k", ls="--", lw=1)
     if not sweep.reached.all():
         handles.append(Line2D([], [], color="0.3", marker="o", ls="none", mfc="none", markersize=8,
@@ -344,7 +344,7 @@ def ppo_explorer_figure(beta: float, width: float, inner_steps: int, batch_size:
     """Widget figure: one PPO-Lite run on :func:`widget_instance`; reward, coverage, weights and clipping (two panels a row).
 
     ``T = 20`` resets at learning rate ``eta = 8 / beta`` and thresholds
-    :func:`~covpo.experiments.ppo.clip_width_thresholds` ``(beta, R, width)``, seed 0. A step
+    :func:`~covpo.algorithms.ppo_lite.clip_width_thresholds` ``(beta, R, width)``, seed 0. A step
     that leaves the parameters non-finite is caught and reported in the figure.
     """
     instance = widget_instance()
@@ -352,10 +352,12 @@ def ppo_explorer_figure(beta: float, width: float, inner_steps: int, batch_size:
     figure = new_figure(COLUMN_WIDTH, 5.8, constrained=False)
     figure.subplots_adjust(left=0.09, right=0.98, bottom=0.09, top=0.8, wspace=0.3, hspace=0.65)
     (reward_axes, coverage_axes), (ratio_axes, clip_axes) = figure.subplots(2, 2)
+    recorder = RatioRecorder()
     try:
-        run = ppo_lite(
-            instance, beta, WIDGET_ITERATIONS, batch_size=batch_size, inner_steps=inner_steps,
-            eta=WIDGET_ETA_BETA / beta, rng=np.random.default_rng(WIDGET_SEED), thresholds=thresholds,
+        trajectory = run(
+            "ppo_lite", instance, rng=np.random.default_rng(WIDGET_SEED), beta=beta, eta=WIDGET_ETA_BETA / beta,
+            n_iterations=WIDGET_ITERATIONS, batch_size=batch_size, inner_steps=inner_steps, thresholds=thresholds,
+            on_inner_step=recorder,
         )
     except FloatingPointError as error:
         for axes in (reward_axes, coverage_axes, ratio_axes, clip_axes):
@@ -363,7 +365,7 @@ def ppo_explorer_figure(beta: float, width: float, inner_steps: int, batch_size:
         figure.text(0.5, 0.5, f"the run diverged: {error}", ha="center", va="center", wrap=True)
         figure.suptitle(f"beta {beta:.3g}, width {width:.3g}, K {inner_steps}, N {batch_size}")
         return figure
-    trajectory, ratios = run.trajectory, run.ratios
+    ratios = recorder.finish()
     x = trajectory.responses_sampled
     reward_axes.plot(x, trajectory.reward, color="k")
     reward_axes.axhline(trajectory.optimal_value - WIDGET_EPS, color=BATCH_COLOR, ls="--", lw=1)

@@ -7,11 +7,11 @@ from matplotlib.lines import Line2D
 from matplotlib.transforms import blended_transform_factory
 
 from covpo.algorithms.best_of_n import (
-    BestOfNCurves,
     best_of_n_samples_bound,
     best_of_n_samples_needed,
     best_of_n_success,
 )
+from covpo.experiments.setting import BestOfNCurves
 from covpo.instances import BanditInstance
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, PALETTE, series_style

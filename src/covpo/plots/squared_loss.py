@@ -18,14 +18,15 @@ from covpo.instances import BanditInstance
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.ppo import widget_instance
 from covpo.policies import log_policy
-from covpo.algorithms.squared_loss import kimipo, kimipo_norm, normalizer, rebel_onpolicy
+from covpo import run
+from covpo.algorithms.squared_loss import normalizer
 from covpo.experiments.squared_loss import (
-    LOSSES,
-    MAX_COVERAGE_LOSS,
     BaselineBiasSweep,
     BatchSizeStudy,
     CurvatureScan,
+    LOSSES,
     LossSlice,
+    MAX_COVERAGE_LOSS,
     Table1,
     loss_slice,
     population_baselines,
@@ -238,18 +239,24 @@ def squared_loss_explorer_figure(beta: float, group_size: int, batch_size: int) 
     slice_axes.axvline(1.0, color="0.5", lw=1, ls=":")
     slice_axes.set_title("log10 population loss")
     slice_axes.set_xlabel("$s$ (0: $\\theta_t$, 1: the target)")
-    common = {"batch_size": int(batch_size), "inner_steps": WIDGET_INNER_STEPS, "eta": WIDGET_ETA_SCALE / beta**2}
+    common = {
+        "beta": beta,
+        "eta": WIDGET_ETA_SCALE / beta**2,
+        "n_iterations": WIDGET_ITERATIONS,
+        "batch_size": int(batch_size),
+        "inner_steps": WIDGET_INNER_STEPS,
+    }
     runs = (
-        ("KimiPO", lambda rng: kimipo(instance, beta, WIDGET_ITERATIONS, rng=rng, **common)),
-        ("KimiPO-Norm", lambda rng: kimipo_norm(instance, beta, WIDGET_ITERATIONS, group_size=int(group_size), rng=rng, **common)),
-        ("Rebel-OnPolicy", lambda rng: rebel_onpolicy(instance, beta, WIDGET_ITERATIONS, rng=rng, **common)),
+        ("KimiPO", "kimipo", {}),
+        ("KimiPO-Norm", "kimipo_norm", {"extra_responses": int(group_size)}),
+        ("Rebel-OnPolicy", "rebel_onpolicy", {}),
     )
     outcomes = []
     line_styles = dict(zip(METHOD_COLORS, (LOSS_STYLES[LOSSES[0]][1], LOSS_STYLES[LOSSES[1]][1], LOSS_STYLES[LOSSES[3]][1])))
-    for name, run in runs:
+    for name, algorithm, extra in runs:
         color = METHOD_COLORS[name]
         try:
-            trajectory = run(np.random.default_rng(WIDGET_SEED)).trajectory
+            trajectory = run(algorithm, instance, rng=np.random.default_rng(WIDGET_SEED), **common, **extra)
         except FloatingPointError:
             outcomes.append(f"{name} diverged")
             continue

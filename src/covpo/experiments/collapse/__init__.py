@@ -32,6 +32,7 @@ from .engine import (
 )
 from covpo.collapse_instance import (
     BETA_SEARCH_BOUNDS,
+    CollapseInstance,
     DEFAULT_DISTRACTOR_PROB,
     DEFAULT_EPS_FRACTION,
     DEFAULT_MARGIN,
@@ -40,7 +41,6 @@ from covpo.collapse_instance import (
     DISTRACTOR,
     OPTIMAL,
     ZERO,
-    CollapseInstance,
     class_log_probs,
     collapse_instance,
     logits_from_plane,

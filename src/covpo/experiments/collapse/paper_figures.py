@@ -31,9 +31,9 @@ from .engine import (
     exact_collapse_run,
 )
 from covpo.collapse_instance import (
+    CollapseInstance,
     DEFAULT_EPS_FRACTION,
     DEFAULT_MARGIN,
-    CollapseInstance,
     collapse_instance,
     regularized_optimum_suboptimality,
     strongest_eps_optimal_beta,

@@ -30,11 +30,11 @@ from covpo.validation import (
 
 from .engine import DEFAULT_ETA, DEFAULT_MAX_STEPS, CollapseRun, _run_exact
 from covpo.collapse_instance import (
+    CollapseInstance,
     DEFAULT_DISTRACTOR_PROB,
     DEFAULT_EPS_FRACTION,
     DEFAULT_N_ZERO,
     DEFAULT_OPTIMAL_PROB,
-    CollapseInstance,
     _check_instance,
     _state_summary,
     class_log_probs,
@@ -394,7 +394,7 @@ def inner_kl_per_reset(run: CollapseRun, beta: float, inner_steps: int) -> np.nd
 
     ``pi*_{t+1} proportional to pi_t exp(r / beta)`` is the exact mirror-descent step from the
     reference ``pi_t``; the value is the accuracy with which the inner loop solved subproblem
-    ``t``, the quantity :attr:`covpo.algorithms.mirror_descent.APMDResult.inner_kl` keeps. The zero-reward
+    ``t``, the quantity :func:`covpo.algorithms.mirror_descent.apmd` keeps in ``Trajectory.inner_kl``. The zero-reward
     responses share one logit in the policy and in the target, so the KL over the three
     classes equals the KL over all responses. ``run`` must hold a record at every reset,
     ``inner_steps`` steps apart, from step 0 on (``record_steps`` at multiples of ``inner_steps``).

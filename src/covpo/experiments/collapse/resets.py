@@ -3,10 +3,10 @@
 APMD with the inner loop of ``inner_steps`` exact gradient steps: gradient ascent on
 ``J_beta(pi_theta; pi_ref)`` at one constant learning rate, with the reference ``pi_ref``
 reset to the current policy every ``inner_steps`` steps; the first reference is the base
-model. It is :func:`covpo.algorithms.mirror_descent.apmd` with
-``gradient_ascent_inner_loop(inner_steps, eta)`` on the reduced state, and the same compiled
-engine as REINFORCE (:mod:`covpo.experiments.collapse.engine`), so both are costed in gradient steps on
-equal terms: the horizontal axis of every APMD figure counts gradient steps, not resets.
+model. It is :func:`covpo.algorithms.mirror_descent.apmd` with ``inner_steps`` and ``eta`` on the
+reduced state, and the same compiled engine as REINFORCE (:mod:`covpo.experiments.collapse.engine`),
+so both are costed in gradient steps on equal terms: the horizontal axis of every APMD figure
+counts gradient steps, not resets.
 
 Constants, measured on this family (our instance and constants, not the paper's). The
 default ``beta = 0.5`` is ten to fifty times the strongest eps-optimal fixed-reference

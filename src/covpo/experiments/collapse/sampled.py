@@ -19,8 +19,8 @@ from covpo.validation import check_count, check_nonnegative, check_positive
 
 from .engine import CHUNK_STEPS, _log_spaced_steps, _progress_bar, _settings
 from covpo.collapse_instance import (
-    DEFAULT_EPS_FRACTION,
     CollapseInstance,
+    DEFAULT_EPS_FRACTION,
     _check_beta,
     _check_eps,
     _check_instance,

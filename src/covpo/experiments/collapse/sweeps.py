@@ -29,12 +29,12 @@ from covpo.validation import (
 
 from .engine import DEFAULT_ETA, DEFAULT_MAX_STEPS, _run_exact, exact_reinforce_many
 from covpo.collapse_instance import (
+    CollapseInstance,
     DEFAULT_DISTRACTOR_PROB,
     DEFAULT_EPS_FRACTION,
     DEFAULT_MARGIN,
     DEFAULT_N_ZERO,
     DEFAULT_OPTIMAL_PROB,
-    CollapseInstance,
     _check_beta,
     _check_instance,
     _state_summary,

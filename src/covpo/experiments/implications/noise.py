@@ -2,7 +2,7 @@
 
 The paper's lower bound and its constructions use exact gradients; what sampling noise does to
 coverage it leaves open. This module measures it on the stacked collapse family of chapter 4
-(:func:`~covpo.experiments.ppo.collapse_family`): every method of :func:`noise_methods` runs
+(:func:`~covpo.families.collapse_family`): every method of :func:`noise_methods` runs
 with the same response budget from many seeds, and each run's **depth**,
 ``min_{t, x} log10 c_t(x) / c_0(x)`` over its recorded iterates and prompts (``<= 0``), is set
 beside the depth of the method's exact-gradient counterpart (:func:`exact_counterpart`):
@@ -11,11 +11,11 @@ beside the depth of the method's exact-gradient counterpart (:func:`exact_counte
   at the same learning rate and step count, its expectation;
 - GRPO with the reference fixed at ``pi_0`` and no KL, one inner step: exact REINFORCE at
   ``eta (1 - 1/G)``, the expectation of a group-centred step at ``w = 1``;
-- PPO-Lite and GRPO with resets: exact-gradient APMD (:func:`covpo.algorithms.mirror_descent.apmd` with
-  :func:`~covpo.algorithms.mirror_descent.gradient_ascent_inner_loop`) at the same ``beta``, ``K`` and
-  ``eta``. For PPO-Lite with the exact penalty and an inactive clip this is the population
-  version of the same inner loop; for GRPO it is only the nearest analogue (its k3 penalty
-  follows the reverse KL and its centred advantages scale the reward gradient by ``1 - 1/G``).
+- PPO-Lite and GRPO with resets: exact-gradient APMD (:func:`covpo.algorithms.mirror_descent.apmd`, ``K``
+  population-gradient steps per reset) at the same ``beta``, ``K`` and ``eta``. For PPO-Lite with
+  the exact penalty and an inactive clip this is the population version of the same inner loop;
+  for GRPO it is only the nearest analogue (its k3 penalty follows the reverse KL and its
+  centred advantages scale the reward gradient by ``1 - 1/G``).
 
 Every run is one task of :func:`covpo.experiments.parallel.run_tasks`, seeded by
 ``np.random.default_rng([seed, method, coverage, s])``, so results do not depend on the joblib
@@ -24,18 +24,17 @@ backend or the number of workers. The settings are ours; the paper has no such e
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from covpo.instances import BanditInstance
-from covpo.algorithms.mirror_descent import apmd, gradient_ascent_inner_loop
+from covpo.algorithms import run
 from covpo.experiments.parallel import run_tasks
+from covpo.experiments.sweeps import Method, run_unless_diverged
+from covpo.families import collapse_family
+from covpo.instances import BanditInstance
 from covpo.policies import base_log_policy, log_coverage
-from covpo.experiments.ppo import MethodSettings, collapse_family, run_method
-from covpo.algorithms.reinforce import exact_reinforce
 from covpo.table import Table
 from covpo.trajectory import LOG10_E, Trajectory
 from covpo.validation import check_count, check_finite_array, check_positive
@@ -48,7 +47,7 @@ DEPTH_TOLERANCE = 0.01
 """A sampled run is *deeper* than its exact counterpart when its depth is lower by more than this (decades)."""
 
 
-def noise_methods() -> tuple[MethodSettings, ...]:
+def noise_methods() -> tuple[Method, ...]:
     """The four methods of the noise study; ``n_iterations`` is a placeholder that the budget replaces.
 
     Two without a reset reference, at the large learning rate at which chapter 4's baselines
@@ -57,22 +56,17 @@ def noise_methods() -> tuple[MethodSettings, ...]:
     collapse family, with ``K = 20`` inner steps.
     """
     return (
-        MethodSettings("REINFORCE", "reinforce", 0.0, 32, 1, 1, (64.0,)),
-        MethodSettings("GRPO, fixed ref., no KL", "grpo_fixed", 0.0, 32, 1, 1, (64.0,), group_size=8),
-        MethodSettings("GRPO, resets", "grpo_reset", 0.5, 32, 20, 1, (8.0,), group_size=8),
-        MethodSettings("PPO-Lite", "ppo_lite", 1.0, 256, 20, 1, (8.0,)),
+        Method("REINFORCE", "reinforce", {"batch_size": 32, "n_iterations": 1}, (64.0,)),
+        Method(
+            "GRPO, fixed ref., no KL", "grpo_fixed",
+            {"beta": 0.0, "batch_size": 32, "group_size": 8, "inner_steps": 1, "n_iterations": 1}, (64.0,),
+        ),
+        Method(
+            "GRPO, resets", "grpo_reset",
+            {"beta": 0.5, "batch_size": 32, "group_size": 8, "inner_steps": 20, "n_iterations": 1}, (8.0,),
+        ),
+        Method("PPO-Lite", "ppo_lite", {"beta": 1.0, "batch_size": 256, "inner_steps": 20, "n_iterations": 1}, (8.0,)),
     )
-
-
-def budgeted(settings: MethodSettings, response_budget: int) -> MethodSettings:
-    """``settings`` with as many outer iterations (REINFORCE: steps) as ``response_budget`` allows."""
-    n_iterations = check_count("response_budget", response_budget) // settings.responses_per_iteration
-    if n_iterations < 1:
-        raise ValueError(
-            f"response_budget {response_budget} is smaller than one batch of {settings.name!r} "
-            f"({settings.responses_per_iteration} responses)"
-        )
-    return dataclasses.replace(settings, n_iterations=n_iterations)
 
 
 def coverage_depth(instance: BanditInstance, trajectory: Trajectory) -> float:
@@ -82,35 +76,43 @@ def coverage_depth(instance: BanditInstance, trajectory: Trajectory) -> float:
     return float(np.min((trajectory.log_coverage - log_base)[:, support])) * LOG10_E
 
 
-def exact_counterpart(settings: MethodSettings, instance: BanditInstance) -> Trajectory | None:
-    """The exact-gradient run nearest to ``settings`` (see the module docstring), or ``None`` if there is none.
+def exact_counterpart(method: Method, instance: BanditInstance) -> Trajectory | None:
+    """The exact-gradient run nearest to ``method`` (see the module docstring), or ``None`` if there is none.
 
     Same number of gradient steps as the sampled method (``n_iterations`` steps for REINFORCE
-    and one-step GRPO, ``n_iterations`` resets of ``K`` steps for the reset methods). GRPO with
-    a fixed reference has a counterpart only with one inner step and no KL.
+    and one-step GRPO, ``n_iterations`` resets of ``K`` steps for the reset methods), through
+    :func:`covpo.run` (``"reinforce_exact"`` or ``"apmd"``) at the method's first learning rate.
+    GRPO with a fixed reference has a counterpart only with one inner step and no KL; a method
+    without a learning rate has none.
     """
-    eta = settings.etas[0]
-    if settings.algorithm == "reinforce":
-        return exact_reinforce(instance, eta, settings.n_iterations)
-    if settings.algorithm == "grpo_fixed":
-        if settings.inner_steps != 1 or settings.beta != 0.0:
+    h = method.hyperparameters
+    if not method.etas:
+        return None
+    eta, n_iterations = method.etas[0], method.n_iterations
+    if method.algorithm == "reinforce":
+        penalty = {"beta": h["beta"]} if "beta" in h else {}
+        return run("reinforce_exact", instance, eta=eta, n_iterations=n_iterations, **penalty)
+    if method.algorithm == "grpo_fixed":
+        if h["inner_steps"] != 1 or h["beta"] != 0.0:
             return None
-        return exact_reinforce(instance, eta * (1.0 - 1.0 / settings.group_size), settings.n_iterations)
-    inner_loop = gradient_ascent_inner_loop(settings.inner_steps, eta)
-    return apmd(instance, settings.beta, settings.n_iterations, inner_loop, algorithm="exact APMD").trajectory
+        centred_eta = eta * (1.0 - 1.0 / h["group_size"])
+        return run("reinforce_exact", instance, eta=centred_eta, n_iterations=n_iterations)
+    if not method.definition.resets:
+        return None
+    return run("apmd", instance, beta=h["beta"], eta=eta, n_iterations=n_iterations, inner_steps=h["inner_steps"])
 
 
 def sampled_noise_run(
-    settings: MethodSettings, instance: BanditInstance, eps: float, seed: Sequence[int]
+    method: Method, instance: BanditInstance, eps: float, seed: Sequence[int]
 ) -> tuple[float, int, float, bool]:
     """One seed of one method: ``(depth, responses to eps or -1, final J* - J, diverged)``.
 
-    :func:`~covpo.experiments.ppo.run_method` with ``np.random.default_rng(list(seed))``; a
-    run whose parameters become non-finite is reported as ``(nan, -1, nan, True)``.
+    :func:`~covpo.experiments.sweeps.run_unless_diverged` at the first learning rate of the
+    method's grid with ``np.random.default_rng(list(seed))``; a run whose parameters become
+    non-finite is reported as ``(nan, -1, nan, True)``.
     """
-    try:
-        trajectory = run_method(settings, instance, settings.etas[0], np.random.default_rng(list(seed)))
-    except FloatingPointError:
+    trajectory = run_unless_diverged(method, instance, method.learning_rates[0], np.random.default_rng(list(seed)))
+    if trajectory is None:
         return np.nan, -1, np.nan, True
     hit = trajectory.responses_to_eps(eps)
     return (
@@ -121,9 +123,9 @@ def sampled_noise_run(
     )
 
 
-def exact_noise_run(settings: MethodSettings, instance: BanditInstance, eps: float) -> tuple[float, int, float]:
+def exact_noise_run(method: Method, instance: BanditInstance, eps: float) -> tuple[float, int, float]:
     """The exact counterpart's ``(depth, gradient steps to eps or -1, final J* - J)``; all ``nan``/``-1`` if none."""
-    trajectory = exact_counterpart(settings, instance)
+    trajectory = exact_counterpart(method, instance)
     if trajectory is None:
         return np.nan, -1, np.nan
     hit = trajectory.steps_to_eps(eps)
@@ -137,7 +139,7 @@ class NoiseStudy:
     Attributes
     ----------
     methods
-        The budgeted :class:`~covpo.experiments.ppo.MethodSettings`, ``(n_methods,)``.
+        The budgeted :class:`~covpo.experiments.sweeps.Method` records, ``(n_methods,)``.
     coverages
         ``C_cov`` of each instance, ``(n_coverages,)``.
     response_budget, eps, seed, collapse_decades
@@ -156,7 +158,7 @@ class NoiseStudy:
         suboptimality, ``(n_methods, n_coverages)``; ``nan`` and ``-1`` where there is none.
     """
 
-    methods: tuple[MethodSettings, ...]
+    methods: tuple[Method, ...]
     coverages: np.ndarray
     response_budget: int
     eps: float
@@ -172,8 +174,8 @@ class NoiseStudy:
 
     @property
     def names(self) -> tuple[str, ...]:
-        """The methods' names."""
-        return tuple(method.name for method in self.methods)
+        """The methods' labels."""
+        return tuple(method.label for method in self.methods)
 
     @property
     def n_seeds(self) -> int:
@@ -241,7 +243,7 @@ class NoiseStudy:
                 exact = self.exact_depth[i, j]
                 middle = float(medians[i, j])
                 rows.append((
-                    method.name,
+                    method.label,
                     float(coverage),
                     float(100 * self.collapsed_fraction[i, j]),
                     middle,
@@ -290,7 +292,7 @@ class NoiseStudy:
                     else "no exact counterpart"
                 )
                 lines.append(
-                    f"  {method.name:24} collapsed {100 * self.collapsed_fraction[i, j]:3.0f}%, depth median "
+                    f"  {method.label:24} collapsed {100 * self.collapsed_fraction[i, j]:3.0f}%, depth median "
                     f"{middle:6.2f} (10-90%: {low:.2f} to {high:.2f}); eps in {100 * self.reached_fraction[i, j]:3.0f}%"
                     f"{cost_text}; {exact}"
                 )
@@ -299,7 +301,7 @@ class NoiseStudy:
 
 def noise_study(
     coverages: Sequence[float] = BOOK_COVERAGES,
-    methods: Sequence[MethodSettings] | None = None,
+    methods: Sequence[Method] | None = None,
     *,
     response_budget: int = BOOK_BUDGET,
     n_seeds: int = BOOK_SEEDS,
@@ -313,10 +315,11 @@ def noise_study(
     Parameters
     ----------
     coverages
-        ``C_cov`` of the instances (:func:`~covpo.experiments.ppo.collapse_family`), each ``> 0``.
+        ``C_cov`` of the instances (:func:`~covpo.families.collapse_family`), each ``> 0``.
     methods
-        :class:`~covpo.experiments.ppo.MethodSettings` run at the first learning rate of their
-        grid; :func:`noise_methods` by default. Each gets the outer iterations the budget allows.
+        :class:`~covpo.experiments.sweeps.Method` records run at the first learning rate of their
+        grid; :func:`noise_methods` by default. Each gets the outer iterations the budget allows
+        (:meth:`~covpo.experiments.sweeps.Method.with_response_budget`).
     response_budget
         Responses every sampled run may draw.
     n_seeds, seed
@@ -334,7 +337,7 @@ def noise_study(
     methods = tuple(noise_methods() if methods is None else methods)
     if not methods:
         raise ValueError("methods must name at least one method")
-    methods = tuple(budgeted(method, response_budget) for method in methods)
+    methods = tuple(method.with_response_budget(response_budget) for method in methods)
     n_seeds = check_count("n_seeds", n_seeds)
     eps = check_positive("eps", eps)
     seed = check_count("seed", seed, minimum=0)

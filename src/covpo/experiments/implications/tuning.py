@@ -8,7 +8,7 @@ it with two maps over a grid of ``beta``, at a fixed response budget (``T`` oute
 
 - :func:`inner_steps_map`: PPO-NoClip (or PPO-Lite) with resets over ``(beta, K)``;
 - :func:`clip_width_map`: PPO-Lite over ``(beta, width)``, the interval
-  :func:`~covpo.experiments.ppo.clip_width_thresholds` (width 1 is the default
+  :func:`~covpo.algorithms.ppo_lite.clip_width_thresholds` (width 1 is the default
   ``[exp(-R/beta), exp(R/beta)]``, the narrowest that never clips the target).
 
 Each cell records, per seed, the responses to eps-optimality, the final suboptimality and the
@@ -37,8 +37,9 @@ from covpo.algorithms.mirror_descent import mirror_descent_bound
 from covpo.objectives import regularized_optimum
 from covpo.experiments.parallel import run_tasks
 from covpo.policies import base_log_policy, expected_reward, log_coverage
-from covpo.algorithms.ppo import ppo_lite, ppo_noclip
-from covpo.experiments.ppo import clip_width_thresholds, collapse_family
+from covpo.algorithms.ppo_lite import clip_width_thresholds
+from covpo.experiments.sweeps import Method, run_unless_diverged
+from covpo.families import collapse_family
 from covpo.table import Table
 from covpo.validation import check_count, check_positive, check_positive_grid
 
@@ -116,7 +117,7 @@ class TuningPrescriptions:
         the error of a response's logit by ``1 - eta beta pi(y)``, so the rare optimal response
         needs ``1 / c_0`` times more steps (our linearization, calibrated on chapter 3).
     betas, fixed_interval_widths
-        The map's ``beta`` grid and the width at which :func:`~covpo.experiments.ppo.clip_width_thresholds`
+        The map's ``beta`` grid and the width at which :func:`~covpo.algorithms.ppo_lite.clip_width_thresholds`
         equals the fixed interval ``[0.8, 1.25]`` at each ``beta`` (``beta log 1.25 / R``).
     """
 
@@ -194,7 +195,7 @@ class TuningMap:
     algorithm
         ``"ppo_noclip"`` or ``"ppo_lite"``.
     row_name
-        ``"K"`` (inner steps) or ``"width"`` (clipping interval, :func:`~covpo.experiments.ppo.clip_width_thresholds`).
+        ``"K"`` (inner steps) or ``"width"`` (clipping interval, :func:`~covpo.algorithms.ppo_lite.clip_width_thresholds`).
     rows, betas
         The grid, ``(n_rows,)`` and ``(n_betas,)``.
     responses_to_eps
@@ -429,25 +430,18 @@ def tuning_run(
     """One cell's run for one seed: ``(responses to eps or -1, final J* - J, coverage loss in decades, diverged)``.
 
     PPO-NoClip or PPO-Lite (paper sections 3.2 and 3.3) with ``eta = eta_beta / beta``; PPO-Lite clips to
-    :func:`~covpo.experiments.ppo.clip_width_thresholds` ``(beta, R, width)``, the default
+    :func:`~covpo.algorithms.ppo_lite.clip_width_thresholds` ``(beta, R, width)``, the default
     interval when ``width`` is ``None``. Draws from ``np.random.default_rng(list(seed))``. A
     run whose parameters become non-finite is reported as diverged (``-1, nan, nan, True``).
     """
-    common = {
-        "batch_size": batch_size,
-        "inner_steps": inner_steps,
-        "eta": eta_beta / beta,
-        "rng": np.random.default_rng(list(seed)),
-    }
-    try:
-        if algorithm == "ppo_noclip":
-            run = ppo_noclip(instance, beta, n_iterations, **common)
-        else:
-            thresholds = None if width is None else clip_width_thresholds(beta, float(instance.rewards.max()), width)
-            run = ppo_lite(instance, beta, n_iterations, thresholds=thresholds, **common)
-    except FloatingPointError:
+    hyperparameters = {"beta": beta, "n_iterations": n_iterations, "batch_size": batch_size, "inner_steps": inner_steps}
+    if algorithm == "ppo_lite" and width is not None:
+        hyperparameters["thresholds"] = clip_width_thresholds(beta, float(instance.rewards.max()), width)
+    eta = eta_beta / beta
+    method = Method(algorithm, algorithm, hyperparameters, (eta,))
+    trajectory = run_unless_diverged(method, instance, eta, np.random.default_rng(list(seed)))
+    if trajectory is None:
         return -1, np.nan, np.nan, True
-    trajectory = run.trajectory
     hit = trajectory.responses_to_eps(eps)
     log_base = log_coverage(instance, base_log_policy(instance))
     loss = trajectory.coverage_loss(log_base)
@@ -589,5 +583,5 @@ def clip_width_map(
 
 
 def book_tuning_instance(coverage: float = BOOK_COVERAGE) -> BanditInstance:
-    """The collapse-family instance (:func:`~covpo.experiments.ppo.collapse_family`) with ``C_cov = coverage``."""
+    """The collapse-family instance (:func:`~covpo.families.collapse_family`) with ``C_cov = coverage``."""
     return collapse_family((check_positive("coverage", coverage),))[0]

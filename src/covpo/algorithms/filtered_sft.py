@@ -1,0 +1,126 @@
+"""Supervised fine-tuning on reward-filtered base samples: a coverage-governed baseline (paper section 1.3).
+
+Rejection-sampling fine-tuning draws responses from the *base model* ``pi_0`` only, keeps per
+prompt the samples of the highest reward seen (:func:`filter_best`), and fits them by maximum
+likelihood (:func:`filtered_sft_log_likelihood`, :func:`filtered_sft_gradient`). A prompt's kept
+samples are optimal only once an optimal response has been drawn for it, which takes about
+``1 / c_0(x)`` draws, so the method is governed by coverage like Best-of-N.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from covpo.algorithms.steps import ascent_step
+from covpo.batches import draw_batch
+from covpo.instances import BanditInstance
+from covpo.policies import base_log_policy, log_policy
+from covpo.trajectory import Trajectory, TrajectoryRecorder
+from covpo.validation import check_count, check_generator, check_positive
+
+REWARD_TOLERANCE = 1e-12
+
+
+def filtered_sft_log_likelihood(instance: BanditInstance, theta: np.ndarray, kept: np.ndarray) -> float:
+    """Mean log-likelihood ``sum_{x,y} w(x,y) log pi_theta(y|x)`` of the kept samples, ``w = kept / sum(kept)``.
+
+    ``kept`` counts, per ``(x, y)``, the base-model samples that survived the reward filter;
+    the SFT objective of :func:`filtered_sft` (paper section 2.2 policies, maximum likelihood).
+    """
+    total = float(kept.sum())
+    if total == 0.0:
+        return 0.0
+    return float(np.sum(kept * log_policy(instance, theta)) / total)
+
+
+def filtered_sft_gradient(instance: BanditInstance, theta: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """Gradient of :func:`filtered_sft_log_likelihood`: ``sum_{x,y} w(x,y) (phi(x,y) - phibar_theta(x))`` (paper section 2.2)."""
+    total = float(kept.sum())
+    if total == 0.0:
+        return np.zeros(instance.dim)
+    weights = kept / total
+    mean_features = np.einsum("xy,xyd->xd", np.exp(log_policy(instance, theta)), instance.features)
+    return np.einsum("xy,xyd->d", weights, instance.features) - weights.sum(axis=1) @ mean_features
+
+
+def filter_best(
+    kept: np.ndarray, best_reward: np.ndarray, prompts: np.ndarray, responses: np.ndarray, rewards: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Add a batch to the reward-filtered dataset: per prompt, keep only samples of the highest reward seen.
+
+    Returns the new counts ``kept`` (``(n_prompts, n_responses)``) and the new best reward per
+    prompt; a prompt whose best reward rises drops its earlier samples. Rewards within
+    ``REWARD_TOLERANCE`` of the best count as tied. Vectorized.
+    """
+    prompts, responses, rewards = (np.ravel(a) for a in (prompts, responses, rewards))
+    batch_best = np.full_like(best_reward, -np.inf)
+    np.maximum.at(batch_best, prompts, rewards)
+    new_best = np.maximum(best_reward, batch_best)
+    kept = np.where((new_best > best_reward + REWARD_TOLERANCE)[:, None], 0.0, kept)
+    top = rewards >= new_best[prompts] - REWARD_TOLERANCE
+    np.add.at(kept, (prompts[top], responses[top]), 1.0)
+    return kept, new_best
+
+
+def filtered_sft(
+    instance: BanditInstance,
+    *,
+    eta: float,
+    n_iterations: int,
+    batch_size: int,
+    group_size: int,
+    inner_steps: int,
+    rng: np.random.Generator,
+) -> Trajectory:
+    """Supervised fine-tuning on reward-filtered base samples (rejection-sampling fine-tuning, after paper section 1.3).
+
+    Each of the ``n_iterations`` rounds draws ``N = batch_size`` prompts with ``G = group_size``
+    responses each from the base model ``pi_0`` (``N G`` responses counted), keeps per prompt
+    the samples of the highest reward seen so far (:func:`filter_best`), and takes
+    ``K = inner_steps`` gradient-ascent steps of size ``eta`` on their mean log-likelihood
+    (:func:`filtered_sft_gradient`), warm started. Fitting suboptimal survivors can lower coverage.
+
+    Parameters
+    ----------
+    instance
+        The bandit.
+    eta
+        Learning rate, ``> 0``.
+    n_iterations
+        Rounds, ``>= 1``; each draws a fresh batch from ``pi_0``.
+    batch_size
+        Prompts per round ``N``, ``>= 1``.
+    group_size
+        Responses per prompt ``G``, ``>= 1``.
+    inner_steps
+        Gradient steps ``K`` per round, ``>= 1``.
+    rng
+        The generator every prompt and response is drawn from.
+
+    Raises
+    ------
+    FloatingPointError
+        If a step leaves ``theta`` non-finite.
+    """
+    eta = check_positive("eta", eta)
+    n_iterations = check_count("n_iterations", n_iterations)
+    batch_size = check_count("batch_size", batch_size)
+    group_size = check_count("group_size", group_size)
+    inner_steps = check_count("inner_steps", inner_steps)
+    check_generator("rng", rng)
+    settings = {"batch_size": batch_size, "group_size": group_size, "inner_steps": inner_steps, "eta": eta}
+    recorder = TrajectoryRecorder("SFT on filtered samples", instance.optimal_value, settings)
+    log_base = base_log_policy(instance)
+    recorder.record_policy(instance, log_base)
+    theta = np.array(instance.base_theta, dtype=float)
+    kept = np.zeros(instance.rewards.shape)
+    best_reward = np.full(instance.n_prompts, -np.inf)
+    for t in range(n_iterations):
+        batch = draw_batch(instance, log_base, batch_size, rng, group_size=group_size)
+        recorder.count_responses(batch.size)
+        kept, best_reward = filter_best(kept, best_reward, batch.prompts, batch.responses, batch.rewards)
+        for k in range(inner_steps):
+            theta = ascent_step(theta, eta, filtered_sft_gradient(instance, theta, kept), t, k + 1)
+            recorder.count_gradient_steps()
+        recorder.record_policy(instance, log_policy(instance, theta))
+    return recorder.finish()

@@ -1,0 +1,125 @@
+"""KimiPO-Norm: KimiPO with the plug-in normalizer as its baseline (paper appendix K.1, Algorithm 4).
+
+Each outer iteration ``t`` resets the reference to ``pi_t``, draws ``N`` prompts with one
+regression response and ``M`` baseline responses each from ``pi_t`` (the paper's ``G``), sets
+``bhat(x_i) = beta log mean_j exp(r(x_i, y'_j) / beta)``, the plug-in estimate of the
+normalizer ``b_t(x_i)`` (:func:`covpo.algorithms.squared_loss.normalizer_baseline`), and takes
+``K`` full-batch gradient-*descent* steps from ``theta_t`` on the squared loss
+
+    ``L_hat(theta) = mean_i (r_i - bhat(x_i) - beta log(pi_theta / pi_t)(y_i|x_i))^2``
+
+(:func:`covpo.algorithms.squared_loss.kimi_loss`, gradient
+:func:`covpo.algorithms.squared_loss.kimi_gradient`). The baseline's bias shrinks as ``M``
+grows (:func:`covpo.algorithms.squared_loss.normalizer_baseline_bias`); the mean baseline of
+KimiPO (:func:`covpo.algorithms.kimipo.kimipo`) is biased at every ``M``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from covpo.algorithms.squared_loss import draw_baseline_batch, kimi_gradient
+from covpo.algorithms.steps import InnerStepCallback, ascent_step, inner_step_observer
+from covpo.instances import BanditInstance
+from covpo.objectives import regularized_optimum
+from covpo.policies import expected_kl, log_policy
+from covpo.trajectory import Trajectory, TrajectoryRecorder
+from covpo.validation import check_count, check_generator, check_positive
+
+
+def kimipo_norm(
+    instance: BanditInstance,
+    *,
+    beta: float,
+    eta: float,
+    n_iterations: int,
+    batch_size: int,
+    inner_steps: int,
+    extra_responses: int,
+    rng: np.random.Generator,
+    record_each_step: bool = False,
+    on_inner_step: InnerStepCallback | None = None,
+) -> Trajectory:
+    """KimiPO-Norm (paper Algorithm 4, appendix K.1): ``T`` resets, each ``K`` descent steps on the Kimi loss.
+
+    Each outer iteration costs ``N (M + 1)`` responses in one generation round, one reset and
+    ``K`` gradient steps. All randomness comes from ``rng``:
+    a seed fixes the run bit for bit.
+
+    Parameters
+    ----------
+    instance
+        The bandit.
+    beta
+        Regularization strength toward each reset reference, ``> 0``.
+    eta
+        Learning rate, ``> 0``; the loss's curvature near ``theta_t`` is about ``2 beta^2``
+        times the feature covariance, so ``eta`` should shrink like ``1 / beta^2``.
+    n_iterations
+        ``T``, outer iterations (resets), ``>= 1``.
+    batch_size
+        ``N``, prompts per outer iteration, ``>= 1``.
+    inner_steps
+        ``K``, full-batch descent steps on the reused batch, ``>= 1``.
+    extra_responses
+        ``M``, baseline responses per prompt in the normalizer estimate (the paper's ``G``), ``>= 1``.
+    rng
+        The run's only source of randomness.
+    record_each_step
+        Record every gradient step's iterate instead of one record per outer iteration.
+    on_inner_step
+        Optional diagnostics callback, called at every inner iterate ``k = 0, ..., K`` with an
+        :class:`~covpo.algorithms.steps.InnerStep` on the regression batch, e.g. a
+        :class:`~covpo.algorithms.ratios.RatioRecorder`.
+
+    Returns
+    -------
+    Trajectory
+        With ``thetas`` (``theta_0, ..., theta_T``) and ``inner_kl``
+        (``E_x KL(pi_{t+1} || pi*_{t+1})`` per outer iteration).
+    """
+    beta = check_positive("beta", beta)
+    eta = check_positive("eta", eta)
+    n_iterations = check_count("n_iterations", n_iterations)
+    batch_size = check_count("batch_size", batch_size)
+    inner_steps = check_count("inner_steps", inner_steps)
+    extra_responses = check_count("extra_responses", extra_responses)
+    check_generator("rng", rng)
+    settings = {
+        "beta": beta,
+        "n_iterations": n_iterations,
+        "batch_size": batch_size,
+        "inner_steps": inner_steps,
+        "eta": eta,
+        "baseline": "normalizer",
+        "extra_responses": extra_responses,
+    }
+    recorder = TrajectoryRecorder("KimiPO-Norm", instance.optimal_value, settings)
+    theta = np.array(instance.base_theta, dtype=float)
+    log_probs = log_policy(instance, theta)
+    recorder.record_policy(instance, log_probs)
+    thetas, inner_kl = [theta], []
+    for t in range(n_iterations):
+        log_reference = log_probs  # reset the reference to pi_t
+        recorder.count_reset()
+        log_target = regularized_optimum(instance, log_reference, beta)
+        batch = draw_baseline_batch(
+            instance, log_reference, batch_size, extra_responses, rng, baseline="normalizer", beta=beta
+        )
+        recorder.count_responses(batch.size)  # N regression responses and N M baseline responses
+        observe = inner_step_observer(on_inner_step, instance, t, batch.regression, log_reference, recorder)
+        for k in range(inner_steps):
+            observe(k, theta)
+            with np.errstate(over="ignore", invalid="ignore"):
+                gradient = kimi_gradient(instance, theta, batch.regression, batch.baseline, beta)
+            theta = ascent_step(theta, -eta, gradient, t, k + 1)  # descent on the loss
+            recorder.count_gradient_steps()
+            if record_each_step:
+                recorder.record_policy(instance, log_policy(instance, theta))
+        observe(inner_steps, theta)
+        log_probs = log_policy(instance, theta)
+        inner_kl.append(expected_kl(instance, log_probs, log_target))
+        if not record_each_step:
+            recorder.record_policy(instance, log_probs)
+        thetas.append(theta)
+    return recorder.finish(thetas=thetas, inner_kl=inner_kl)

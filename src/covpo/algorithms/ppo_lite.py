@@ -1,0 +1,262 @@
+"""PPO-Lite: APMD with a clipped importance-weighted reward and a KL penalty (paper section 3.3, Algorithm 2).
+
+Paper section 3.3, Algorithm 2 and appendix H. The outer loop is PPO-NoClip's
+(:mod:`covpo.algorithms.ppo_noclip`): reset the reference to ``pi_t``, draw one batch of ``N``
+prompts with one response each from it and take ``K`` gradient steps on that batch. The inner
+objective clips the importance-weighted reward and keeps the KL penalty,
+
+    ``mean_i clip(w_i, c_lo, c_hi) r_i - beta KL-term``,
+
+with ``w_i = pi_theta(y_i|x_i) / pi_t(y_i|x_i)`` and the KL term computed exactly per sampled
+prompt by default (responses are enumerable here) or by PPO-NoClip's sampled estimate. The
+default thresholds ``(exp(-R / beta), exp(R / beta))`` are the narrowest that never clip the
+target ``pi*_{t+1}``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from covpo.algorithms.steps import InnerStepCallback, ascent_step, inner_step_observer
+from covpo.batches import BatchTerms, ResponseBatch, batch_terms, draw_batch, prompt_kl, score_average
+from covpo.instances import BanditInstance
+from covpo.objectives import regularized_optimum
+from covpo.policies import expected_kl, log_policy
+from covpo.trajectory import Trajectory, TrajectoryRecorder
+from covpo.validation import check_count, check_generator, check_option, check_positive
+
+KL_ESTIMATES = ("exact", "sampled")
+"""The KL computations of :func:`ppo_lite_objective`: exact per sampled prompt, or PPO-NoClip's sampled estimate."""
+
+
+MAX_LOG_THRESHOLD = 700.0
+"""Largest ``|log c|`` :func:`clip_width_thresholds` returns, so both thresholds stay finite."""
+
+
+def default_clip_thresholds(beta: float, max_reward: float) -> tuple[float, float]:
+    """``(exp(-R / beta), exp(R / beta))``: the narrowest interval that never clips the target (paper section 3.3).
+
+    The target ratio is ``pi*_{t+1} / pi_t = exp(r / beta) / Z_t(x)`` with
+    ``Z_t(x) = E_{pi_t} exp(r / beta)`` in ``[1, exp(R / beta)]`` for rewards in ``[0, R]``, so
+    it lies in this interval. Stronger regularization (larger ``beta``) means tighter clipping.
+    """
+    beta = check_positive("beta", beta)
+    max_reward = check_positive("max_reward", max_reward)
+    return float(np.exp(-max_reward / beta)), float(np.exp(max_reward / beta))
+
+
+def clip_width_thresholds(beta: float, max_reward: float, width: float) -> tuple[float, float]:
+    """``(exp(-width R / beta), exp(width R / beta))``: the default interval scaled in log space.
+
+    ``width = 1`` is :func:`default_clip_thresholds`, the narrowest interval that
+    never clips the target; ``width < 1`` clips it, ``width > 1`` is looser. The exponent is
+    capped at :data:`MAX_LOG_THRESHOLD` so the thresholds stay finite.
+    """
+    beta = check_positive("beta", beta)
+    max_reward = check_positive("max_reward", max_reward)
+    width = check_positive("width", width)
+    exponent = min(width * max_reward / beta, MAX_LOG_THRESHOLD)
+    return float(np.exp(-exponent)), float(np.exp(exponent))
+
+
+def check_clip_thresholds(thresholds: tuple[float, float]) -> tuple[float, float]:
+    """``(c_lo, c_hi)`` if ``0 < c_lo < 1 < c_hi`` (both finite), else ``ValueError`` (paper section 3.3)."""
+    try:
+        low, high = (float(value) for value in thresholds)
+    except (TypeError, ValueError):
+        raise ValueError(f"thresholds must be a pair (c_lo, c_hi), got {thresholds!r}") from None
+    if not (0.0 < low < 1.0 < high < np.inf):
+        raise ValueError(f"thresholds must satisfy 0 < c_lo < 1 < c_hi < inf, got {thresholds!r}")
+    return low, high
+
+
+def _check_nonnegative_rewards(instance: BanditInstance) -> float:
+    if instance.rewards.min() < 0.0:
+        raise ValueError(
+            f"instance.rewards must be >= 0 for the clipped objective clip(w) r, found {instance.rewards.min()!r}"
+        )
+    return float(instance.rewards.max())
+
+
+def ppo_lite_clip_mask(log_ratio: np.ndarray, thresholds: tuple[float, float]) -> np.ndarray:
+    """Which samples PPO-Lite clips (Algorithm 2): ``w_i < c_lo`` or ``w_i > c_hi``, not a ratio on a threshold."""
+    low, high = thresholds
+    return (log_ratio < np.log(low)) | (log_ratio > np.log(high))
+
+
+def _ppo_lite_parts(
+    instance: BanditInstance,
+    theta: np.ndarray,
+    batch: ResponseBatch,
+    log_reference: np.ndarray,
+    beta: float,
+    thresholds: tuple[float, float] | None,
+    kl: str,
+) -> tuple[float, np.ndarray, BatchTerms]:
+    beta = check_positive("beta", beta)
+    kl = check_option("kl", kl, KL_ESTIMATES)
+    max_reward = _check_nonnegative_rewards(instance)
+    if thresholds is None:
+        thresholds = default_clip_thresholds(beta, max_reward)
+    low, high = check_clip_thresholds(thresholds)
+    terms = batch_terms(instance, theta, batch)
+    weights = np.exp(terms.log_ratio)
+    clipped = ppo_lite_clip_mask(terms.log_ratio, (low, high))
+    objective = float(np.mean(np.clip(weights, low, high) * batch.rewards))
+    gradient = score_average(np.where(clipped, 0.0, weights * batch.rewards), terms.scores)
+    if kl == "exact":
+        penalty, penalty_gradient = prompt_kl(instance, terms.log_probs, log_reference, batch.prompts)
+    else:
+        penalty = float(np.mean(weights * terms.log_ratio - weights + 1.0))
+        penalty_gradient = score_average(weights * terms.log_ratio, terms.scores)
+    return objective - beta * penalty, gradient - beta * penalty_gradient, terms
+
+
+def ppo_lite_objective(
+    instance: BanditInstance,
+    theta: np.ndarray,
+    batch: ResponseBatch,
+    log_reference: np.ndarray,
+    beta: float,
+    *,
+    thresholds: tuple[float, float] | None = None,
+    kl: str = "exact",
+) -> float:
+    """PPO-Lite's ``mean_i clip(w_i, c_lo, c_hi) r_i - beta KL-term`` (paper section 3.3, Algorithm 2).
+
+    Parameters
+    ----------
+    instance
+        The bandit; rewards must be ``>= 0`` (the paper's setting ``r in [0, R]``).
+    theta
+        Parameters of ``pi_theta``.
+    batch
+        Drawn from the reference ``pi_t`` (the sampling policy is the reference in APMD).
+    log_reference
+        The table ``log pi_t(y|x)``, for the exact KL.
+    beta
+        Regularization strength, ``> 0``.
+    thresholds
+        ``(c_lo, c_hi)`` with ``0 < c_lo < 1 < c_hi``; by default
+        :func:`default_clip_thresholds` with ``R`` the instance's largest reward.
+    kl
+        ``"exact"``: ``mean_i KL(pi_theta(.|x_i) || pi_t(.|x_i))`` summed over all responses of
+        each sampled prompt (the population penalty of the paper, per sampled prompt);
+        ``"sampled"``: PPO-NoClip's unbiased estimate ``mean_i (w_i log w_i - w_i + 1)``.
+    """
+    return _ppo_lite_parts(instance, theta, batch, log_reference, beta, thresholds, kl)[0]
+
+
+def ppo_lite_gradient(
+    instance: BanditInstance,
+    theta: np.ndarray,
+    batch: ResponseBatch,
+    log_reference: np.ndarray,
+    beta: float,
+    *,
+    thresholds: tuple[float, float] | None = None,
+    kl: str = "exact",
+) -> np.ndarray:
+    """Gradient of :func:`ppo_lite_objective` (Algorithm 2; paper appendix H.3.1).
+
+    The clipped term contributes ``w_i r_i (phi - phibar)`` where ``c_lo <= w_i <= c_hi`` and
+    nothing where the ratio is clipped (``clip`` is flat there; a ratio exactly on a
+    threshold counts as unclipped, the one-sided derivative from inside). Since ``r >= 0``,
+    clipping ``w`` and clipping ``w r`` agree. The KL term's gradient is exact
+    (:func:`covpo.batches.prompt_kl`) or ``mean_i w_i log w_i (phi - phibar)`` for the sampled estimate.
+    """
+    return _ppo_lite_parts(instance, theta, batch, log_reference, beta, thresholds, kl)[1]
+
+
+def ppo_lite(
+    instance: BanditInstance,
+    *,
+    beta: float,
+    eta: float,
+    n_iterations: int,
+    batch_size: int,
+    inner_steps: int,
+    rng: np.random.Generator,
+    thresholds: tuple[float, float] | None = None,
+    kl: str = "exact",
+    record_each_step: bool = False,
+    on_inner_step: InnerStepCallback | None = None,
+) -> Trajectory:
+    """PPO-Lite (paper Algorithm 2, section 3.3): ``T`` resets, each with ``K`` ascent steps on the clipped objective.
+
+    Each outer iteration resets the reference to ``pi_t`` (one reset), draws ``N`` prompts with
+    one response each from ``pi_t`` (``N`` responses, one generation round) and takes ``K``
+    steps ``theta <- theta + eta g`` with ``g`` :func:`ppo_lite_gradient` on that batch.
+    The thresholds used are stored in the trajectory's settings.
+
+    Parameters
+    ----------
+    instance
+        The bandit; rewards must be ``>= 0``.
+    beta, eta, n_iterations, batch_size, inner_steps, rng, record_each_step
+        As for :func:`covpo.algorithms.ppo_noclip.ppo_noclip`.
+    thresholds
+        ``(c_lo, c_hi)`` with ``0 < c_lo < 1 < c_hi``; ``None`` for
+        :func:`default_clip_thresholds` with ``R`` the instance's largest reward.
+    kl
+        ``"exact"`` (per sampled prompt, the default) or ``"sampled"``; see :func:`ppo_lite_objective`.
+    on_inner_step
+        Optional diagnostics callback, called with an
+        :class:`~covpo.algorithms.steps.InnerStep` at every inner iterate ``k = 0, ..., K``; its
+        clip fraction is the share of the batch with ``w_i`` outside ``[c_lo, c_hi]``.
+
+    Returns
+    -------
+    Trajectory
+        Costs and iterates, with ``thetas`` and ``inner_kl`` as for PPO-NoClip.
+
+    Raises
+    ------
+    FloatingPointError
+        If a step leaves ``theta`` non-finite.
+    """
+    beta = check_positive("beta", beta)
+    eta = check_positive("eta", eta)
+    n_iterations = check_count("n_iterations", n_iterations)
+    batch_size = check_count("batch_size", batch_size)
+    inner_steps = check_count("inner_steps", inner_steps)
+    kl = check_option("kl", kl, KL_ESTIMATES)
+    max_reward = _check_nonnegative_rewards(instance)
+    thresholds = check_clip_thresholds(
+        default_clip_thresholds(beta, max_reward) if thresholds is None else thresholds
+    )
+    check_generator("rng", rng)
+    settings = {"beta": beta, "n_iterations": n_iterations, "batch_size": batch_size, "inner_steps": inner_steps,
+                "eta": eta, "thresholds": thresholds, "kl": kl}
+    recorder = TrajectoryRecorder("PPO-Lite", instance.optimal_value, settings)
+
+    def clip_mask(log_ratio: np.ndarray) -> np.ndarray:
+        return ppo_lite_clip_mask(log_ratio, thresholds)
+
+    theta = np.array(instance.base_theta, dtype=float)
+    log_probs = log_policy(instance, theta)
+    recorder.record_policy(instance, log_probs)
+    thetas, inner_kl = [theta], []
+    for t in range(n_iterations):
+        log_reference = log_probs  # reset the reference to pi_t
+        recorder.count_reset()
+        batch = draw_batch(instance, log_reference, batch_size, rng)
+        recorder.count_responses(batch.size)
+        observe = inner_step_observer(on_inner_step, instance, t, batch, log_reference, recorder, clip_mask)
+        for k in range(inner_steps):
+            observe(k, theta)
+            with np.errstate(over="ignore", invalid="ignore"):
+                gradient = ppo_lite_gradient(
+                    instance, theta, batch, log_reference, beta, thresholds=thresholds, kl=kl
+                )
+            theta = ascent_step(theta, eta, gradient, t, k + 1)
+            recorder.count_gradient_steps()
+            if record_each_step:
+                recorder.record_policy(instance, log_policy(instance, theta))
+        observe(inner_steps, theta)
+        log_probs = log_policy(instance, theta)
+        inner_kl.append(expected_kl(instance, log_probs, regularized_optimum(instance, log_reference, beta)))
+        if not record_each_step:
+            recorder.record_policy(instance, log_probs)
+        thetas.append(theta)
+    return recorder.finish(thetas=thetas, inner_kl=inner_kl)

@@ -1,0 +1,135 @@
+"""PPO-NoClip: APMD with an importance-weighted inner loop on one reused batch (paper section 3.2, Algorithm 1).
+
+Paper section 3.2, Algorithm 1 and appendix G. Each outer iteration ``t`` resets the
+reference to ``pi_t``, draws one batch of ``N`` prompts with one response each from it and
+reuses the batch for all ``K`` inner gradient steps, correcting for the drift of ``pi_theta``
+away from ``pi_t`` with the importance weight ``w_theta(x, y) = pi_theta(y|x) / pi_t(y|x)``.
+The inner steps ascend
+
+    ``L_t(theta) = mean_i [w_i r_i - beta (w_i log w_i - w_i + 1)]``,
+
+an unbiased estimate of ``J(pi_theta) - beta KL(pi_theta || pi_t)``
+(``E_{pi_t}[w log w - w + 1] = KL(pi_theta || pi_t)``). The gradient is written out with the
+softmax-linear score ``grad log pi_theta(y|x) = phi(x, y) - phibar_theta(x)`` (paper section
+2.2) and vectorized over the batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from covpo.algorithms.steps import InnerStepCallback, ascent_step, inner_step_observer
+from covpo.batches import ResponseBatch, batch_terms, draw_batch, score_average
+from covpo.instances import BanditInstance
+from covpo.objectives import regularized_optimum
+from covpo.policies import expected_kl, log_policy
+from covpo.trajectory import Trajectory, TrajectoryRecorder
+from covpo.validation import check_count, check_generator, check_positive
+
+
+def ppo_noclip_objective(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, beta: float) -> float:
+    """PPO-NoClip's ``L_t(theta) = mean_i [w_i r_i - beta (w_i log w_i - w_i + 1)]`` (paper Algorithm 1, cf. Eq. (20)).
+
+    ``w_i = pi_theta(y_i|x_i) / pi_t(y_i|x_i)`` with ``pi_t`` the policy the batch was drawn
+    from. Unbiased for ``J(pi_theta) - beta E_x KL(pi_theta || pi_t)``.
+    """
+    beta = check_positive("beta", beta)
+    log_ratio = batch_terms(instance, theta, batch).log_ratio
+    weights = np.exp(log_ratio)
+    return float(np.mean(weights * batch.rewards - beta * (weights * log_ratio - weights + 1.0)))
+
+
+def ppo_noclip_gradient(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, beta: float) -> np.ndarray:
+    """``grad L_t(theta) = mean_i w_i (r_i - beta log w_i) (phi(x_i, y_i) - phibar_theta(x_i))`` (Algorithm 1)."""
+    beta = check_positive("beta", beta)
+    terms = batch_terms(instance, theta, batch)
+    return score_average(np.exp(terms.log_ratio) * (batch.rewards - beta * terms.log_ratio), terms.scores)
+
+
+def ppo_noclip(
+    instance: BanditInstance,
+    *,
+    beta: float,
+    eta: float,
+    n_iterations: int,
+    batch_size: int,
+    inner_steps: int,
+    rng: np.random.Generator,
+    record_each_step: bool = False,
+    on_inner_step: InnerStepCallback | None = None,
+) -> Trajectory:
+    """PPO-NoClip (paper Algorithm 1, section 3.2): ``T`` resets, each with ``K`` ascent steps on ``L_t``.
+
+    Each outer iteration resets the reference to ``pi_t`` (one reset), draws ``N`` prompts with
+    one response each from ``pi_t`` (``N`` responses, one generation round) and takes ``K``
+    steps ``theta <- theta + eta grad L_t(theta)`` (:func:`ppo_noclip_gradient`) on that batch.
+    All randomness comes from ``rng``, so a seed fixes the run bit for bit.
+
+    Parameters
+    ----------
+    instance
+        The bandit.
+    beta
+        Strength of the KL penalty toward each reset reference, ``> 0``.
+    eta
+        Inner learning rate, ``> 0``.
+    n_iterations
+        ``T``, outer iterations, ``>= 1``.
+    batch_size
+        ``N``, prompt-response pairs drawn from ``pi_t`` per outer iteration, ``>= 1``.
+    inner_steps
+        ``K``, full-batch gradient steps on the reused batch, ``>= 1``.
+    rng
+        The run's only source of randomness.
+    record_each_step
+        Record the iterate after every gradient step instead of once per outer iteration.
+    on_inner_step
+        Optional diagnostics callback, called with an
+        :class:`~covpo.algorithms.steps.InnerStep` at every inner iterate ``k = 0, ..., K``
+        (e.g. a :class:`~covpo.algorithms.ratios.RatioRecorder`).
+
+    Returns
+    -------
+    Trajectory
+        Costs and iterates, with the outer iterates ``thetas`` (``theta_0`` first) and each inner
+        loop's accuracy ``inner_kl = E_x KL(pi_{t+1} || pi*_{t+1})``, ``pi*_{t+1}`` the exact target.
+
+    Raises
+    ------
+    FloatingPointError
+        If a step leaves ``theta`` non-finite (``eta`` too large for the importance weights).
+    """
+    beta = check_positive("beta", beta)
+    eta = check_positive("eta", eta)
+    n_iterations = check_count("n_iterations", n_iterations)
+    batch_size = check_count("batch_size", batch_size)
+    inner_steps = check_count("inner_steps", inner_steps)
+    check_generator("rng", rng)
+    settings = {"beta": beta, "n_iterations": n_iterations, "batch_size": batch_size, "inner_steps": inner_steps,
+                "eta": eta}
+    recorder = TrajectoryRecorder("PPO-NoClip", instance.optimal_value, settings)
+    theta = np.array(instance.base_theta, dtype=float)
+    log_probs = log_policy(instance, theta)
+    recorder.record_policy(instance, log_probs)
+    thetas, inner_kl = [theta], []
+    for t in range(n_iterations):
+        log_reference = log_probs  # reset the reference to pi_t
+        recorder.count_reset()
+        batch = draw_batch(instance, log_reference, batch_size, rng)
+        recorder.count_responses(batch.size)
+        observe = inner_step_observer(on_inner_step, instance, t, batch, log_reference, recorder)
+        for k in range(inner_steps):
+            observe(k, theta)
+            with np.errstate(over="ignore", invalid="ignore"):
+                gradient = ppo_noclip_gradient(instance, theta, batch, beta)
+            theta = ascent_step(theta, eta, gradient, t, k + 1)
+            recorder.count_gradient_steps()
+            if record_each_step:
+                recorder.record_policy(instance, log_policy(instance, theta))
+        observe(inner_steps, theta)
+        log_probs = log_policy(instance, theta)
+        inner_kl.append(expected_kl(instance, log_probs, regularized_optimum(instance, log_reference, beta)))
+        if not record_each_step:
+            recorder.record_policy(instance, log_probs)
+        thetas.append(theta)
+    return recorder.finish(thetas=thetas, inner_kl=inner_kl)

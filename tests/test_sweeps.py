@@ -1,0 +1,130 @@
+"""The shared sweep machinery (covpo.experiments.sweeps): a Method's validation, its runs, and divergence."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from covpo.experiments.sweeps import (
+    Method,
+    compare_at_budget,
+    compare_recipes,
+    cost_sweep,
+    run_unless_diverged,
+    summarize_run,
+)
+from tests.helpers import small_instance
+
+PPO = {"beta": 1.0, "batch_size": 8, "inner_steps": 2, "n_iterations": 3}
+
+
+def test_a_method_copies_its_hyperparameters_and_survives_pickling():
+    hyperparameters = dict(PPO)
+    method = Method("PPO", "ppo_noclip", hyperparameters, [0.5, 1])
+    hyperparameters["beta"] = 2.0
+    assert method.hyperparameters["beta"] == 1.0 and method.etas == (0.5, 1.0)
+    assert method.learning_rates == (0.5, 1.0) and method.definition.label == "PPO-NoClip"
+    assert pickle.loads(pickle.dumps(method)) == method
+    exact = Method("APMD", "apmd_exact", {"beta": 1.0, "n_iterations": 4})
+    assert exact.learning_rates == (None,) and exact.response_budget == 0
+
+
+@pytest.mark.parametrize("algorithm", ["sgd", "ppo", "", "PPO-NoClip"])
+def test_an_unknown_algorithm_raises_naming_it(algorithm):
+    with pytest.raises(ValueError, match=rf"algorithm must be one of .*{algorithm!r}"):
+        Method("x", algorithm, {}, (1.0,))
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "hyperparameters", "name"),
+    [
+        ("ppo_noclip", {**PPO, "clip_eps": 0.2}, "clip_eps"),
+        ("ppo_noclip", {**PPO, "n_steps": 3}, "n_steps"),
+        ("reinforce", {"batch_size": 8, "n_iterations": 3, "inner_steps": 2}, "inner_steps"),
+        ("rebel_onpolicy", {**PPO, "extra_responses": 2}, "extra_responses"),
+        ("ppo_noclip", {**PPO, "eta": 0.5}, "eta"),
+        ("ppo_noclip", {**PPO, "rng": None}, "rng"),
+        ("ppo_noclip", {**PPO, "instance": None}, "instance"),
+        ("grpo_reset", {**PPO, "group_size": 4, "reference": "fixed"}, "reference"),
+    ],
+)
+def test_an_unknown_or_reserved_hyperparameter_raises_naming_it(algorithm, hyperparameters, name):
+    with pytest.raises(ValueError, match=rf"hyperparameters .*{name!r}"):
+        Method("x", algorithm, hyperparameters, (1.0,))
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "hyperparameters", "etas"),
+    [
+        ("ppo_noclip", PPO, ()),
+        ("ppo_noclip", PPO, (0.5, 0.0)),
+        ("ppo_noclip", PPO, (-1.0,)),
+        ("ppo_noclip", PPO, (float("nan"),)),
+        ("ppo_noclip", PPO, (float("inf"),)),
+        ("apmd_exact", {"beta": 1.0, "n_iterations": 4}, (1.0,)),
+        ("best_of_n", {}, (1.0,)),
+    ],
+)
+def test_a_bad_learning_rate_grid_raises_naming_it(algorithm, hyperparameters, etas):
+    with pytest.raises(ValueError, match="etas"):
+        Method("x", algorithm, hyperparameters, etas)
+
+
+def test_a_method_needs_a_label_and_a_mapping():
+    with pytest.raises(ValueError, match="label"):
+        Method("", "ppo_noclip", PPO, (1.0,))
+    with pytest.raises(ValueError, match="hyperparameters"):
+        Method("x", "ppo_noclip", [("beta", 1.0)], (1.0,))
+
+
+def test_run_takes_a_learning_rate_exactly_when_the_algorithm_does():
+    instance = small_instance()
+    with pytest.raises(ValueError, match="eta"):
+        Method("x", "ppo_noclip", PPO, (1.0,)).run(instance, None, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="eta"):
+        Method("x", "apmd_exact", {"beta": 1.0, "n_iterations": 3}).run(instance, 1.0, None)
+    # a generator is dropped for an algorithm that samples nothing
+    exact = Method("x", "apmd_exact", {"beta": 1.0, "n_iterations": 3}).run(instance, None, np.random.default_rng(0))
+    assert exact.total_responses == 0 and exact.reference_resets[-1] == 3
+
+
+def test_budgets_follow_the_registry_and_never_overspend():
+    kimi = Method("KimiPO", "kimipo", {**PPO, "batch_size": 10, "extra_responses": 2}, (1.0,))
+    assert kimi.responses_per_iteration == 30 and kimi.steps_per_iteration == 2
+    budgeted = kimi.with_response_budget(100)
+    assert budgeted.response_budget == 90 and budgeted.n_iterations == 3 and kimi.n_iterations == 3
+    assert kimi.with_response_budget(1000).step_budget == 33 * 2
+    with pytest.raises(ValueError, match="response_budget"):
+        kimi.with_response_budget(20)
+    exact = Method("x", "apmd_exact", {"beta": 1.0, "n_iterations": 3})
+    assert exact.with_response_budget(100) is exact
+    assert kimi.with_hyperparameters(batch_size=4).responses_per_iteration == 12
+
+
+def test_only_a_floating_point_error_reads_as_divergence():
+    instance = small_instance()
+    exploding = Method("x", "grpo_fixed", {**PPO, "group_size": 4, "inner_steps": 4}, (1e6,))
+    with pytest.raises(FloatingPointError):
+        exploding.run(instance, 1e6, np.random.default_rng(0))
+    assert run_unless_diverged(exploding, instance, 1e6, np.random.default_rng(0)) is None
+    assert summarize_run(exploding, instance, 1e6, (0,), 0.1) is None
+    misconfigured = Method("x", "ppo_noclip", {**PPO, "batch_size": 0}, (0.5,))
+    with pytest.raises(ValueError, match="batch_size"):
+        run_unless_diverged(misconfigured, instance, 0.5, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize(
+    "sweep",
+    [
+        lambda instance, method: cost_sweep([instance], (2.0,), [method], eps=0.1, seed=0),
+        lambda instance, method: compare_at_budget(instance, [method], 64, seed=0),
+        lambda instance, method: compare_recipes(instance, [method], 64, eps=0.1, seeds=(0,)),
+    ],
+)
+def test_a_value_error_inside_a_sweep_propagates(sweep):
+    # beta = 0 is no instance of APMD: the algorithm refuses it, and the sweep must not read that as divergence
+    method = Method("x", "ppo_noclip", {**PPO, "beta": 0.0}, (0.5,))
+    with pytest.raises(ValueError, match="beta"):
+        sweep(small_instance(), method)
