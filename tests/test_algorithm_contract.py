@@ -56,7 +56,7 @@ VOCABULARY = frozenset(
     {
         "beta", "eta", "n_iterations", "batch_size", "inner_steps", "group_size", "extra_responses",
         "clip_epsilon", "clip_epsilon_high", "thresholds", "kl", "reference", "delta", "rng",
-        "record_each_step", "record_every", "on_inner_step",
+        "record_each_step", "record_every", "on_inner_step", "policy",
     }
 )
 #: Options beyond the paper's symbols that one algorithm has and no other spells differently:

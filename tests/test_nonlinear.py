@@ -1,4 +1,4 @@
-"""Tests for the two-layer network policy and the algorithms run through it (covpo.labs.nonlinear)."""
+"""Tests for the two-layer network policy and the package's algorithms run through it (covpo.labs.nonlinear)."""
 
 from __future__ import annotations
 
@@ -8,38 +8,32 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
+import covpo
+from covpo.algorithms.mirror_descent import mirror_descent_policy
+from covpo.algorithms.ppo_noclip import ppo_noclip_gradient, ppo_noclip_objective
+from covpo.algorithms.ratios import RatioRecorder
+from covpo.algorithms.reinforce import sampled_gradient
+from covpo.batches import draw_batch
+from covpo.families import stacked_collapse_instance
 from covpo.instances import tabular_instance
-from covpo.algorithms.mirror_descent import apmd, mirror_descent_policy
 from covpo.labs.nonlinear import (
     COLLAPSE_SETTINGS,
     METHODS,
     POLICIES,
     RANDOM_SETTINGS,
+    NetworkPolicy,
     TwoLayerNetwork,
     base_fit_kl,
     batch_sensitivity,
     feature_matrix,
+    forward,
     initial_parameters,
     logit_backprop,
-    network_exact_apmd,
-    network_exact_reinforce,
     network_for,
-    network_log_policy,
-    network_ppo_noclip,
-    network_ppo_noclip_gradient,
-    network_ppo_noclip_objective,
-    network_regularized_gradient,
-    network_reward_gradient,
-    network_sampled_gradient,
-    network_sampled_reinforce,
     nonlinear_experiment,
 )
-from covpo.objectives import regularized_objective, reward_gradient
+from covpo.objectives import regularized_gradient, regularized_objective, reward_gradient
 from covpo.policies import base_log_policy, expected_kl, expected_reward, log_policy
-from covpo.algorithms.ppo_noclip import ppo_noclip
-from covpo.batches import draw_batch
-from covpo.families import stacked_collapse_instance
-from covpo.algorithms.reinforce import exact_reinforce, reinforce
 from tests.helpers import finite_difference, nonlinear_instance, small_instance
 
 
@@ -55,6 +49,10 @@ INSTANCES = {"dense": nonlinear_instance, "one-hot": tiny_tabular}
 
 def random_params(network: TwoLayerNetwork, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).normal(size=network.n_params)
+
+
+def network_log_policy(instance, network: TwoLayerNetwork, params: np.ndarray) -> np.ndarray:
+    return forward(instance, network, params).log_probs
 
 
 def zero_hidden_params(instance, network: TwoLayerNetwork, theta: np.ndarray) -> np.ndarray:
@@ -113,7 +111,7 @@ def test_zero_output_weights_give_the_linear_skip_policy(kind):
     theta = rng.normal(size=instance.dim)
     params = network.pack(rng.normal(size=(4, instance.dim)), rng.normal(size=4), np.zeros(4), theta)
     np.testing.assert_allclose(network_log_policy(instance, network, params), log_policy(instance, theta), atol=1e-12)
-    gradient = network.unpack(network_reward_gradient(instance, network, params))
+    gradient = network.unpack(reward_gradient(instance, params, policy=NetworkPolicy(instance, network, params)))
     np.testing.assert_allclose(gradient.skip_weights, reward_gradient(instance, theta), atol=1e-12)
     np.testing.assert_array_equal(gradient.hidden_weights, 0.0)
     np.testing.assert_array_equal(gradient.hidden_bias, 0.0)
@@ -153,7 +151,8 @@ def test_reward_gradient_matches_finite_differences(kind, skip):
     network = network_for(instance, width=3, skip=skip)
     params = random_params(network)
     numeric = finite_difference(lambda p: expected_reward(instance, network_log_policy(instance, network, p)), params)
-    np.testing.assert_allclose(network_reward_gradient(instance, network, params), numeric, atol=1e-8)
+    analytic = reward_gradient(instance, params, policy=NetworkPolicy(instance, network, params))
+    np.testing.assert_allclose(analytic, numeric, atol=1e-8)
 
 
 @pytest.mark.parametrize("kind", INSTANCES)
@@ -168,7 +167,7 @@ def test_regularized_gradient_matches_finite_differences(kind, skip):
     def objective(p: np.ndarray) -> float:
         return regularized_objective(instance, network_log_policy(instance, network, p), log_reference, beta)
 
-    analytic = network_regularized_gradient(instance, network, params, log_reference, beta)
+    analytic = regularized_gradient(instance, params, log_reference, beta, policy=NetworkPolicy(instance, network, params))
     np.testing.assert_allclose(analytic, finite_difference(objective, params), atol=1e-8)
 
 
@@ -178,28 +177,29 @@ def test_ppo_noclip_gradient_matches_finite_differences(kind):
     network = network_for(instance, width=3)
     params = random_params(network, seed=4)
     batch = draw_batch(instance, log_policy(instance, instance.base_theta), 9, np.random.default_rng(6))
-    numeric = finite_difference(lambda p: network_ppo_noclip_objective(instance, network, p, batch, 0.4), params)
-    np.testing.assert_allclose(network_ppo_noclip_gradient(instance, network, params, batch, 0.4), numeric, atol=1e-8)
+    policy = NetworkPolicy(instance, network, params)
+    numeric = finite_difference(lambda p: ppo_noclip_objective(instance, p, batch, 0.4, policy=policy), params)
+    np.testing.assert_allclose(ppo_noclip_gradient(instance, params, batch, 0.4, policy=policy), numeric, atol=1e-8)
 
 
-@pytest.mark.parametrize("beta", [None, 0.5])
+@pytest.mark.parametrize("beta", [0.0, 0.5])
 def test_sampled_gradient_is_the_gradient_of_the_score_surrogate(beta):
     instance = nonlinear_instance()
     network = network_for(instance, width=3)
     params = random_params(network, seed=7)
+    policy = NetworkPolicy(instance, network, random_params(network, seed=1))  # pi_0: the policy's start
     rng = np.random.default_rng(8)
     prompts = rng.integers(0, instance.n_prompts, size=6)
     responses = rng.integers(0, instance.n_responses, size=6)
     log_probs = network_log_policy(instance, network, params)
-    shaped = instance.rewards[prompts, responses]
-    if beta is not None:
-        shaped = shaped - beta * (log_probs - base_log_policy(instance))[prompts, responses]
+    log_base = network_log_policy(instance, network, policy.initial_params)
+    shaped = instance.rewards[prompts, responses] - beta * (log_probs - log_base)[prompts, responses]
     advantages = shaped - (shaped.sum() - shaped) / (shaped.size - 1)
 
     def surrogate(p: np.ndarray) -> float:
         return float(np.mean(advantages * network_log_policy(instance, network, p)[prompts, responses]))
 
-    analytic = network_sampled_gradient(instance, network, params, prompts, responses, beta)
+    analytic = sampled_gradient(instance, params, prompts, responses, beta, policy=policy)
     np.testing.assert_allclose(analytic, finite_difference(surrogate, params), atol=1e-8)
 
 
@@ -232,50 +232,70 @@ def test_batch_sensitivity_sums_to_zero_per_prompt():
 # Algorithms: exact equivalence with the linear ones when the hidden layer is zero
 
 
+def test_network_policy_caches_only_the_last_forward_pass():
+    instance = nonlinear_instance()
+    network = network_for(instance, width=3)
+    first, second = random_params(network, seed=1), random_params(network, seed=2)
+    policy = NetworkPolicy(instance, network, first)
+    for params in (first, second, first):
+        np.testing.assert_array_equal(policy.log_policy(params), network_log_policy(instance, network, params))
+    moved = first.copy()
+    policy.log_policy(moved)
+    moved[0] += 1.0  # changed in place: the cached pass must not be reused
+    np.testing.assert_array_equal(policy.log_policy(moved), network_log_policy(instance, network, moved))
+    np.testing.assert_array_equal(policy.initial_params, first)
+
+
+# ---------------------------------------------------------------------------------------
+# Algorithms through covpo.run: exact equivalence with the linear policy when the hidden layer is zero
+
+
+def zero_hidden_policy(instance, width: int = 4) -> NetworkPolicy:
+    network = network_for(instance, width=width)
+    return NetworkPolicy(instance, network, zero_hidden_params(instance, network, instance.base_theta))
+
+
 def test_zero_hidden_layer_exact_reinforce_is_linear_reinforce():
     instance = small_instance()
-    network = network_for(instance, width=4)
-    params = zero_hidden_params(instance, network, instance.base_theta)
-    ours = network_exact_reinforce(instance, network, params, eta=2.0, n_steps=30, beta=0.1, record_every=10)
-    theirs = exact_reinforce(instance, eta=2.0, n_iterations=30, beta=0.1, record_every=10)
+    policy = zero_hidden_policy(instance)
+    ours = covpo.run("reinforce_exact", instance, policy=policy, eta=2.0, n_iterations=30, beta=0.1, record_every=10)
+    theirs = covpo.run("reinforce_exact", instance, eta=2.0, n_iterations=30, beta=0.1, record_every=10)
     np.testing.assert_allclose(ours.reward, theirs.reward, atol=1e-12)
     np.testing.assert_allclose(ours.log_coverage, theirs.log_coverage, atol=1e-10)
+    np.testing.assert_allclose(ours.kl_to_base, theirs.kl_to_base, atol=1e-10)
     np.testing.assert_array_equal(ours.gradient_steps, theirs.gradient_steps)
     np.testing.assert_array_equal(ours.responses_sampled, 0)
 
 
 def test_zero_hidden_layer_exact_apmd_is_linear_apmd_with_the_same_costs():
     instance = small_instance()
-    network = network_for(instance, width=4)
-    params = zero_hidden_params(instance, network, instance.base_theta)
-    ours = network_exact_apmd(instance, network, params, 0.5, 4, inner_steps=3, eta=1.0)
-    theirs = apmd(instance, beta=0.5, eta=1.0, n_iterations=4, inner_steps=3)
+    policy = zero_hidden_policy(instance)
+    ours = covpo.run("apmd", instance, policy=policy, beta=0.5, eta=1.0, n_iterations=4, inner_steps=3)
+    theirs = covpo.run("apmd", instance, beta=0.5, eta=1.0, n_iterations=4, inner_steps=3)
     np.testing.assert_allclose(ours.reward, theirs.reward, atol=1e-12)
     np.testing.assert_allclose(ours.inner_kl, theirs.inner_kl, atol=1e-12)
     for field in ("gradient_steps", "responses_sampled", "reference_resets"):
         np.testing.assert_array_equal(getattr(ours, field), getattr(theirs, field))
-    assert ours.thetas.shape == (5, network.n_params)
+    assert ours.thetas.shape == (5, policy.network.n_params)
 
 
 def test_zero_hidden_layer_sampled_runs_match_the_linear_ones_seed_for_seed():
     instance = small_instance()
-    network = network_for(instance, width=4)
-    params = zero_hidden_params(instance, network, instance.base_theta)
-    ours = network_sampled_reinforce(instance, network, params, 1.0, 20, 8, np.random.default_rng(3))
-    theirs = reinforce(instance, eta=1.0, n_iterations=20, batch_size=8, rng=np.random.default_rng(3))
-    np.testing.assert_allclose(ours.reward, theirs.reward, atol=1e-12)
-    np.testing.assert_array_equal(ours.responses_sampled, theirs.responses_sampled)
-    ours = network_ppo_noclip(
-        instance, network, params, 1.0, 3, batch_size=16, inner_steps=4, eta=0.5, rng=np.random.default_rng(4)
-    )
-    theirs = ppo_noclip(
-        instance, beta=1.0, eta=0.5, n_iterations=3, batch_size=16, inner_steps=4, rng=np.random.default_rng(4)
-    )
+    policy = zero_hidden_policy(instance)
+    for beta in (0.0, 0.3):
+        settings = {"eta": 1.0, "n_iterations": 20, "batch_size": 8, "beta": beta}
+        ours = covpo.run("reinforce", instance, rng=np.random.default_rng(3), policy=policy, **settings)
+        theirs = covpo.run("reinforce", instance, rng=np.random.default_rng(3), **settings)
+        np.testing.assert_allclose(ours.reward, theirs.reward, atol=1e-12)
+        np.testing.assert_array_equal(ours.responses_sampled, theirs.responses_sampled)
+    settings = {"beta": 1.0, "eta": 0.5, "n_iterations": 3, "batch_size": 16, "inner_steps": 4}
+    ours = covpo.run("ppo_noclip", instance, rng=np.random.default_rng(4), policy=policy, **settings)
+    theirs = covpo.run("ppo_noclip", instance, rng=np.random.default_rng(4), **settings)
     np.testing.assert_allclose(ours.reward, theirs.reward, atol=1e-12)
     np.testing.assert_allclose(ours.inner_kl, theirs.inner_kl, atol=1e-12)
     for field in ("gradient_steps", "responses_sampled", "reference_resets", "generation_rounds"):
         np.testing.assert_array_equal(getattr(ours, field), getattr(theirs, field))
-    assert ours.thetas.shape == (4, network.n_params)
+    assert ours.thetas.shape == (4, policy.network.n_params)
 
 
 # ---------------------------------------------------------------------------------------
@@ -287,7 +307,8 @@ def test_accurate_network_apmd_follows_exact_mirror_descent():
     network = network_for(instance, width=3)
     params = initial_parameters(instance, network, np.random.default_rng(0), output_scale=1e-3)
     beta = 1.0
-    result = network_exact_apmd(instance, network, params, beta, 3, inner_steps=400, eta=1.0)
+    policy = NetworkPolicy(instance, network, params)
+    result = covpo.run("apmd", instance, policy=policy, beta=beta, eta=1.0, n_iterations=3, inner_steps=400)
     assert result.inner_kl.max() < 1e-6
     for t in range(4):
         log_probs = network_log_policy(instance, network, result.thetas[t])
@@ -298,12 +319,12 @@ def test_accurate_network_apmd_follows_exact_mirror_descent():
 def test_network_reinforce_collapses_while_accurate_network_apmd_keeps_coverage():
     instance = stacked_collapse_instance(2, 0.2, 40.0, n_zero=20)
     network = network_for(instance, width=8)
-    params = initial_parameters(instance, network, np.random.default_rng(0))
+    policy = NetworkPolicy(instance, network, initial_parameters(instance, network, np.random.default_rng(0)))
     base = np.log10(1.0 / 40.0)
-    reinforce = network_exact_reinforce(instance, network, params, eta=16.0, n_steps=400, record_every=20)
+    reinforce = covpo.run("reinforce_exact", instance, policy=policy, eta=16.0, n_iterations=400, record_every=20)
     assert reinforce.min_log10_coverage < base - 3.0
     assert reinforce.suboptimality[-1] > 0.15
-    resets = network_exact_apmd(instance, network, params, 1.0, 10, inner_steps=40, eta=8.0)
+    resets = covpo.run("apmd", instance, policy=policy, beta=1.0, eta=8.0, n_iterations=10, inner_steps=40)
     assert resets.inner_kl.max() < 0.01
     assert resets.min_log10_coverage > base - np.log10(2.0)
     assert resets.suboptimality[-1] < 0.05
@@ -312,8 +333,10 @@ def test_network_reinforce_collapses_while_accurate_network_apmd_keeps_coverage(
 def test_apmd_records_every_inner_step_when_asked():
     instance = small_instance()
     network = network_for(instance, width=4)
-    params = initial_parameters(instance, network, np.random.default_rng(0))
-    result = network_exact_apmd(instance, network, params, 1.0, 3, inner_steps=2, eta=0.5, record_each_step=True)
+    policy = NetworkPolicy(instance, network, initial_parameters(instance, network, np.random.default_rng(0)))
+    result = covpo.run(
+        "apmd", instance, policy=policy, beta=1.0, eta=0.5, n_iterations=3, inner_steps=2, record_each_step=True
+    )
     np.testing.assert_array_equal(result.gradient_steps, np.arange(7))
     np.testing.assert_array_equal(result.reference_resets, [0, 1, 1, 2, 2, 3, 3])
 
@@ -321,8 +344,8 @@ def test_apmd_records_every_inner_step_when_asked():
 def test_exact_reinforce_through_the_network_improves_reward():
     instance = small_instance()
     network = network_for(instance, width=6)
-    params = initial_parameters(instance, network, np.random.default_rng(1))
-    trajectory = network_exact_reinforce(instance, network, params, eta=0.5, n_steps=40, record_every=10)
+    policy = NetworkPolicy(instance, network, initial_parameters(instance, network, np.random.default_rng(1)))
+    trajectory = covpo.run("reinforce_exact", instance, policy=policy, eta=0.5, n_iterations=40, record_every=10)
     assert list(trajectory.gradient_steps) == [0, 10, 20, 30, 40]
     assert np.all(np.diff(trajectory.reward) > 0.0)
 
@@ -330,14 +353,18 @@ def test_exact_reinforce_through_the_network_improves_reward():
 def test_sampled_runs_are_reproducible_with_a_seed():
     instance = small_instance()
     network = network_for(instance, width=4)
-    params = initial_parameters(instance, network, np.random.default_rng(2))
+    policy = NetworkPolicy(instance, network, initial_parameters(instance, network, np.random.default_rng(2)))
 
     def reinforce(seed: int):
-        return network_sampled_reinforce(instance, network, params, 1.0, 15, 8, np.random.default_rng(seed))
+        return covpo.run(
+            "reinforce", instance, rng=np.random.default_rng(seed), policy=policy, eta=1.0, n_iterations=15,
+            batch_size=8,
+        )
 
     def ppo(seed: int):
-        return network_ppo_noclip(
-            instance, network, params, 1.0, 3, batch_size=8, inner_steps=3, eta=0.5, rng=np.random.default_rng(seed)
+        return covpo.run(
+            "ppo_noclip", instance, rng=np.random.default_rng(seed), policy=policy, beta=1.0, eta=0.5,
+            n_iterations=3, batch_size=8, inner_steps=3,
         )
 
     for run in (reinforce, ppo):
@@ -347,29 +374,52 @@ def test_sampled_runs_are_reproducible_with_a_seed():
         assert not np.array_equal(first.reward, other.reward)
 
 
+def test_ratio_diagnostics_see_the_network_policy():
+    instance = small_instance()
+    network = network_for(instance, width=4)
+    params = initial_parameters(instance, network, np.random.default_rng(0))
+    ratios = RatioRecorder()
+    common = {"beta": 1.0, "eta": 1.0, "n_iterations": 2, "batch_size": 8, "inner_steps": 3}
+    run = covpo.run(
+        "ppo_noclip", instance, rng=np.random.default_rng(0), policy=NetworkPolicy(instance, network, params),
+        on_inner_step=ratios, **common,
+    )
+    record = ratios.finish()
+    assert record.n_rows == 2 * (3 + 1)
+    start = record.inner_step == 0
+    np.testing.assert_allclose(record.log_ratio_max[start], 0.0, atol=1e-12)
+    last = forward(instance, network, run.thetas[-1]).log_probs - forward(instance, network, run.thetas[-2]).log_probs
+    assert record.log_ratio_max[-1] == pytest.approx(last[instance.prompt_probs > 0.0].max(), abs=1e-12)
+
+
 def test_bad_input_raises_value_error_naming_the_argument():
     instance = small_instance()
     network = network_for(instance, width=4)
     params = initial_parameters(instance, network, np.random.default_rng(0))
+    policy = NetworkPolicy(instance, network, params)
     reference = base_log_policy(instance)
     cases = {
         "width": lambda: TwoLayerNetwork(dim=instance.dim, width=0),
-        "beta": lambda: network_regularized_gradient(instance, network, params, reference, 0.0),
-        "eta": lambda: network_exact_reinforce(instance, network, params, eta=-1.0, n_steps=2),
-        "params": lambda: network_reward_gradient(instance, network, params[:-1]),
-        "log_reference": lambda: network_regularized_gradient(instance, network, params, reference + 1.0, 1.0),
-        "network.dim": lambda: network_log_policy(instance, TwoLayerNetwork(dim=instance.dim + 1), params),
-        "rng": lambda: network_sampled_reinforce(instance, network, params, 1.0, 2, 4, rng=0),
-        "inner_steps": lambda: network_exact_apmd(instance, network, params, 1.0, 2, inner_steps=0, eta=1.0),
+        "beta": lambda: regularized_gradient(instance, params, reference, 0.0, policy=policy),
+        "eta": lambda: covpo.run("reinforce_exact", instance, policy=policy, eta=-1.0, n_iterations=2),
+        "params": lambda: reward_gradient(instance, params[:-1], policy=policy),
+        "log_ref": lambda: regularized_gradient(instance, params, reference + 1.0, 1.0, policy=policy),
+        "network.dim": lambda: NetworkPolicy(instance, TwoLayerNetwork(dim=instance.dim + 1), params),
+        "rng": lambda: covpo.run("reinforce", instance, rng=0, policy=policy, eta=1.0, n_iterations=2, batch_size=4),
+        "inner_steps": lambda: covpo.run(
+            "apmd", instance, policy=policy, beta=1.0, eta=1.0, n_iterations=2, inner_steps=0
+        ),
     }
     for name, call in cases.items():
         with pytest.raises(ValueError, match=name):
             call()
     with pytest.raises(ValueError, match="params"):
-        network_log_policy(instance, network, np.full(network.n_params, np.nan))
+        NetworkPolicy(instance, network, np.full(network.n_params, np.nan))
+    with pytest.raises(ValueError, match="params"):
+        policy.log_policy(np.full(network.n_params, np.nan))
     with pytest.raises(ValueError, match="beta"):
-        network_ppo_noclip(instance, network, params, -1.0, 2, batch_size=4, inner_steps=2, eta=1.0,
-                           rng=np.random.default_rng(0))
+        covpo.run("ppo_noclip", instance, rng=np.random.default_rng(0), policy=policy, beta=-1.0, eta=1.0,
+                  n_iterations=2, batch_size=4, inner_steps=2)
 
 
 # ---------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from covpo.objectives import (
     reward_gradient,
 )
 from covpo.policies import base_log_policy, expected_kl, expected_reward, log_policy
+from covpo.policy_classes import SoftmaxLinear
 from tests.helpers import finite_difference
 from tests.strategies import instances_with_theta
 
@@ -98,3 +99,19 @@ def test_bad_beta_is_rejected(beta):
         regularized_optimum(instance, reference, beta)
     with pytest.raises(ValueError, match="beta"):
         regularized_gradient(instance, instance.base_theta, reference, beta)
+
+
+def test_explicit_softmax_linear_policy_class_gives_the_default_gradients_bit_for_bit():
+    rng = np.random.default_rng(7)
+    instance = tabular_instance(rng.random((3, 4)), rng.dirichlet(np.ones(4), size=3))
+    theta = instance.base_theta + rng.normal(size=instance.dim)
+    reference = base_log_policy(instance)
+    policy = SoftmaxLinear(instance)
+    np.testing.assert_array_equal(reward_gradient(instance, theta, policy=policy), reward_gradient(instance, theta))
+    np.testing.assert_array_equal(
+        kl_gradient(instance, theta, reference, policy=policy), kl_gradient(instance, theta, reference)
+    )
+    np.testing.assert_array_equal(
+        regularized_gradient(instance, theta, reference, 0.3, policy=policy),
+        regularized_gradient(instance, theta, reference, 0.3),
+    )

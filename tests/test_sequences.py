@@ -6,14 +6,16 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
+from covpo.algorithms.reinforce import sampled_gradient
+from covpo.batches import ResponseBatch
 from covpo.labs.sequences import (
     SequenceInstance,
+    TokenPolicy,
     autoregressive_logits,
+    bandit_view,
     base_sequence_log_policy,
     draw_sequence_batch,
     enumerate_sequences,
-    exact_sequence_apmd,
-    exact_sequence_reinforce,
     expected_kl,
     expected_reward,
     level_offsets,
@@ -23,10 +25,9 @@ from covpo.labs.sequences import (
     regularized_gradient,
     regularized_objective,
     reward_gradient,
+    run_on_sequences,
     sample_sequences,
-    sampled_reinforce_gradient,
     sampled_sequence_ppo,
-    sampled_sequence_reinforce,
     sequence_collapse_instance,
     sequence_experiment,
     sequence_index,
@@ -35,6 +36,7 @@ from covpo.labs.sequences import (
     token_log_probs,
     token_score_sum,
 )
+from covpo.policies import base_log_policy
 from tests.helpers import finite_difference
 
 LOG10_BASE_COVERAGE = np.log10(0.1)
@@ -172,9 +174,85 @@ def test_apmd_step_reaches_the_mirror_descent_target(tiny):
     log_base = base_sequence_log_policy(tiny)
     target = log_base + tiny.rewards / beta
     target -= logsumexp(target, axis=1, keepdims=True)
-    run = exact_sequence_apmd(tiny, beta, eta=20.0, inner_steps=400, n_iterations=1)
+    run = run_on_sequences("apmd", tiny, beta=beta, eta=20.0, inner_steps=400, n_iterations=1)
     reward_at_target = expected_reward(tiny, target)
     assert run.reward[-1] == pytest.approx(reward_at_target, abs=1e-6)
+
+
+# ---------------------------------------------------------------------------------------
+# The package's view: bandit over sequences and the token policy class
+
+
+def test_bandit_view_carries_the_sequence_problem(tiny):
+    view = bandit_view(tiny)
+    assert (view.n_prompts, view.n_responses) == (2, 27)
+    np.testing.assert_array_equal(view.rewards, tiny.rewards)
+    np.testing.assert_array_equal(view.optimal_mask, tiny.optimal_mask)
+    np.testing.assert_array_equal(view.prompt_probs, tiny.prompt_probs)
+    assert view.optimal_value == tiny.optimal_value
+    # its own softmax-linear base model is the sequence base model
+    np.testing.assert_allclose(base_log_policy(view), base_sequence_log_policy(tiny), atol=1e-14)
+    assert tiny.rewards.flags.writeable  # the view copies, so the lab's arrays are not frozen
+
+
+def test_token_policy_implements_the_protocol_with_the_lab_gradients(tiny, theta):
+    policy = TokenPolicy(tiny)
+    np.testing.assert_array_equal(policy.initial_params, tiny.base_theta.ravel())
+    log_probs = policy.log_policy(theta.ravel())
+    np.testing.assert_array_equal(log_probs, sequence_log_policy(tiny, theta))
+    np.testing.assert_array_equal(
+        policy.population_score_sum(theta.ravel(), tiny.rewards, log_probs), reward_gradient(tiny, theta).ravel()
+    )
+    log_reference = base_sequence_log_policy(tiny)
+    shaped = tiny.rewards - 0.3 * (log_probs - log_reference)
+    np.testing.assert_array_equal(
+        policy.population_score_sum(theta.ravel(), shaped, log_probs),
+        regularized_gradient(tiny, theta, log_reference, 0.3).ravel(),
+    )
+    batch = draw_sequence_batch(tiny, theta, 5, 3, np.random.default_rng(0))
+    coefficients = np.random.default_rng(1).normal(size=batch.sequences.shape)
+    rewards = tiny.rewards[batch.prompts, batch.sequences]
+    batch_view = ResponseBatch(batch.prompts, batch.sequences, rewards, log_probs[batch.prompts, batch.sequences])
+    expected = token_score_sum(tiny, theta, _table(tiny, batch.prompts, batch.sequences, coefficients)) / 15
+    np.testing.assert_allclose(
+        policy.batch_score_average(theta.ravel(), batch_view, coefficients, log_probs), expected.ravel(), atol=1e-15
+    )
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.3])
+def test_exact_reinforce_on_sequences_is_the_hand_loop_on_token_logits(tiny, beta):
+    """The package's exact REINFORCE steps along the lab's exact gradient; a halved KL term would differ."""
+    run = run_on_sequences("reinforce_exact", tiny, eta=1.0, n_iterations=6, beta=beta)
+    log_base = base_sequence_log_policy(tiny)
+
+    def hand_loop(kl_scale):
+        theta = tiny.base_theta.copy()
+        for _ in range(6):
+            if beta == 0.0:
+                theta = theta + 1.0 * reward_gradient(tiny, theta)
+            else:
+                theta = theta + 1.0 * regularized_gradient(tiny, theta, log_base, kl_scale * beta)
+        return expected_reward(tiny, sequence_log_policy(tiny, theta))
+
+    assert run.reward[-1] == hand_loop(1.0)
+    if beta > 0.0:
+        assert run.reward[-1] != hand_loop(0.5)
+
+
+def test_apmd_on_sequences_is_the_hand_loop_with_resets(tiny):
+    """Each reset moves the reference to pi_t; a halved KL term would differ."""
+    run = run_on_sequences("apmd", tiny, beta=0.5, eta=2.0, n_iterations=3, inner_steps=4)
+
+    def hand_loop(kl_scale):
+        theta = tiny.base_theta.copy()
+        for _ in range(3):
+            log_reference = sequence_log_policy(tiny, theta)
+            for _ in range(4):
+                theta = theta + 2.0 * regularized_gradient(tiny, theta, log_reference, kl_scale * 0.5)
+        return theta
+
+    np.testing.assert_array_equal(run.thetas[-1], hand_loop(1.0).ravel())
+    assert not np.array_equal(run.thetas[-1], hand_loop(0.5).ravel())
 
 
 # ---------------------------------------------------------------------------------------
@@ -214,11 +292,14 @@ def _table(instance, prompts, sequences, values):
 def test_sampled_reinforce_gradient_is_unbiased_on_average(tiny):
     rng = np.random.default_rng(0)
     log_probs = base_sequence_log_policy(tiny)
-    estimates = [
-        sampled_reinforce_gradient(tiny, tiny.base_theta, *sample_sequences(tiny, log_probs, rng, 32))
-        for _ in range(400)
-    ]
-    exact = reward_gradient(tiny, tiny.base_theta)
+    view, policy = bandit_view(tiny), TokenPolicy(tiny)
+
+    def estimate():
+        prompts, sequences = sample_sequences(tiny, log_probs, rng, 32)
+        return sampled_gradient(view, policy.initial_params, prompts.ravel(), sequences.ravel(), policy=policy)
+
+    estimates = [estimate() for _ in range(400)]
+    exact = reward_gradient(tiny, tiny.base_theta).ravel()
     standard_error = np.std(estimates, axis=0) / np.sqrt(len(estimates))
     assert np.all(np.abs(np.mean(estimates, axis=0) - exact) <= 5 * standard_error + 1e-12)
 
@@ -237,11 +318,13 @@ def test_sampled_sequences_follow_the_policy(tiny, theta):
 
 
 def test_cost_accounting_matches_the_shared_trajectory_conventions(tiny):
-    reinforce = exact_sequence_reinforce(tiny, eta=1.0, n_steps=20, record_every=5)
+    reinforce = run_on_sequences("reinforce_exact", tiny, eta=1.0, n_iterations=20, record_every=5)
     assert list(reinforce.gradient_steps) == [0, 5, 10, 15, 20] and reinforce.total_responses == 0
-    apmd = exact_sequence_apmd(tiny, beta=0.5, eta=1.0, inner_steps=3, n_iterations=4)
+    apmd = run_on_sequences("apmd", tiny, beta=0.5, eta=1.0, inner_steps=3, n_iterations=4)
     assert apmd.total_gradient_steps == 12 and apmd.reference_resets[-1] == 4 and apmd.n_records == 5
-    sampled = sampled_sequence_reinforce(tiny, eta=1.0, n_steps=7, batch_size=4, rng=0)
+    sampled = run_on_sequences(
+        "reinforce", tiny, rng=np.random.default_rng(0), eta=1.0, n_iterations=7, batch_size=4
+    )
     assert sampled.total_responses == 28 and sampled.total_gradient_steps == 7
     ppo = sampled_sequence_ppo(tiny, 0.5, 1.0, inner_steps=3, n_iterations=4, batch_size=5, rng=0, group_size=2)
     assert ppo.trajectory.total_responses == 40 and ppo.trajectory.total_gradient_steps == 12
@@ -251,18 +334,20 @@ def test_cost_accounting_matches_the_shared_trajectory_conventions(tiny):
 def test_collapse_without_resets_and_coverage_kept_with_resets():
     """The known outcome on V = 4, L = 4, gap 0.1, separated at the first token."""
     instance = sequence_collapse_instance(0.1, 4, 4, shared_prefix=0)
-    reinforce = exact_sequence_reinforce(instance, eta=4.0, n_steps=3000, record_every=10)
+    reinforce = run_on_sequences("reinforce_exact", instance, eta=4.0, n_iterations=3000, record_every=10)
     assert reinforce.min_log10_coverage < -3.0
     assert reinforce.steps_to_eps(0.05) is None
     assert reinforce.reward[-1] > 0.85  # reward rises while coverage collapses
-    apmd = exact_sequence_apmd(instance, beta=0.5, eta=4.0, inner_steps=8, n_iterations=20, record_each_step=True)
+    apmd = run_on_sequences(
+        "apmd", instance, beta=0.5, eta=4.0, inner_steps=8, n_iterations=20, record_each_step=True
+    )
     assert apmd.min_log10_coverage >= LOG10_BASE_COVERAGE - 1e-9
     assert apmd.steps_to_eps(0.05) is not None and apmd.steps_to_eps(0.05) <= 160
 
 
 def test_a_shared_prefix_up_to_the_last_token_prevents_the_collapse():
     instance = sequence_collapse_instance(0.1, 4, 4, shared_prefix=3)
-    reinforce = exact_sequence_reinforce(instance, eta=4.0, n_steps=200)
+    reinforce = run_on_sequences("reinforce_exact", instance, eta=4.0, n_iterations=200)
     assert reinforce.min_log10_coverage >= LOG10_BASE_COVERAGE - 1e-9
     assert reinforce.steps_to_eps(0.05) is not None
 
@@ -276,7 +361,10 @@ def test_sampled_runs_are_reproducible_from_a_seed(tiny, ratio, clip_eps):
     np.testing.assert_array_equal(first.trajectory.reward, second.trajectory.reward)
     np.testing.assert_array_equal(first.ratios.max_abs_log_sequence_ratio, second.ratios.max_abs_log_sequence_ratio)
     assert not np.array_equal(first.trajectory.reward, other.trajectory.reward)
-    reinforce = [sampled_sequence_reinforce(tiny, 1.0, 5, 4, seed).reward for seed in (3, 3)]
+    reinforce = [
+        run_on_sequences("reinforce", tiny, rng=np.random.default_rng(3), eta=1.0, n_iterations=5, batch_size=4).reward
+        for _ in range(2)
+    ]
     np.testing.assert_array_equal(*reinforce)
 
 
@@ -289,7 +377,7 @@ def test_sequence_experiment_runs_small_and_summarizes():
     assert len(experiment.sampled) == 4 and len(experiment.reinforce) == 2
     assert list(experiment.shared_prefixes) == [0, 2]
     text = experiment.summary()
-    assert "token ratio, clip 0.2" in text and "exact APMD" in text
+    assert "token ratio, clip 0.2" in text and "APMD" in text and "exact REINFORCE" in text
     table = experiment.table()
     assert len(table.rows) == 2 * 2 + 4 and table.column("shared prefix (tokens)")[:4] == [0, 0, 2, 2]
     ratios = experiment.ratio_table()
@@ -305,9 +393,9 @@ def test_sequence_experiment_runs_small_and_summarizes():
 @pytest.mark.parametrize(
     "call, name",
     [
-        (lambda i, t: exact_sequence_reinforce(i, eta=0.0, n_steps=1), "eta"),
-        (lambda i, t: exact_sequence_reinforce(i, eta=1.0, n_steps=1, beta=-1.0), "beta"),
-        (lambda i, t: exact_sequence_apmd(i, beta=0.0, eta=1.0, inner_steps=1, n_iterations=1), "beta"),
+        (lambda i, t: run_on_sequences("reinforce_exact", i, eta=0.0, n_iterations=1), "eta"),
+        (lambda i, t: run_on_sequences("reinforce_exact", i, eta=1.0, n_iterations=1, beta=-1.0), "beta"),
+        (lambda i, t: run_on_sequences("apmd", i, beta=0.0, eta=1.0, inner_steps=1, n_iterations=1), "beta"),
         (lambda i, t: regularized_gradient(i, t, base_sequence_log_policy(i), float("nan")), "beta"),
         (lambda i, t: reward_gradient(i, np.where(t == t.max(), np.nan, t)), "theta"),
         (lambda i, t: reward_gradient(i, t[:, :-1]), "theta"),
@@ -315,9 +403,15 @@ def test_sequence_experiment_runs_small_and_summarizes():
         (lambda i, t: sampled_sequence_ppo(i, 0.5, 1.0, 1, 1, 2, 0, ratio="prefix"), "ratio"),
         (lambda i, t: sampled_sequence_ppo(i, 0.5, 1.0, 1, 1, 2, 0, clip_eps=1.5), "clip_eps"),
         (lambda i, t: sampled_sequence_ppo(i, 0.5, 1.0, 1, 1, 2, 0, group_size=1), "group_size"),
-        (lambda i, t: sampled_sequence_reinforce(i, 1.0, 1, 4, rng="seed"), "rng"),
-        (lambda i, t: sampled_sequence_reinforce(i, 1.0, 1, 1, rng=0), "batch_size"),
+        (lambda i, t: run_on_sequences("reinforce", i, rng="seed", eta=1.0, n_iterations=1, batch_size=4), "rng"),
+        (
+            lambda i, t: run_on_sequences(
+                "reinforce", i, rng=np.random.default_rng(0), eta=1.0, n_iterations=1, batch_size=1
+            ),
+            "batch_size",
+        ),
         (lambda i, t: token_score_sum(i, t, np.ones((2, 5))), "coefficients"),
+        (lambda i, t: TokenPolicy(i).log_policy(t.ravel()[:-1]), "params"),
     ],
 )
 def test_bad_input_raises_naming_the_argument(tiny, theta, call, name):

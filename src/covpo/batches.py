@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from covpo.instances import BanditInstance
-from covpo.policies import kl_per_prompt, log_policy, sample_prompts, sample_responses
+from covpo.policies import kl_per_prompt, log_policy, mean_features, sample_prompts, sample_responses
 from covpo.validation import check_count
 
 
@@ -91,8 +91,7 @@ class BatchTerms:
 def batch_terms(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch) -> BatchTerms:
     """Log-probabilities, log importance ratios and softmax-linear scores on ``batch`` (paper section 2.2)."""
     log_probs = log_policy(instance, theta)
-    mean_features = np.einsum("xy,xyd->xd", np.exp(log_probs), instance.features)
-    scores = instance.features[batch.prompts, batch.responses] - mean_features[batch.prompts]
+    scores = instance.features[batch.prompts, batch.responses] - mean_features(instance, log_probs)[batch.prompts]
     log_ratio = log_probs[batch.prompts, batch.responses] - batch.log_sampling
     return BatchTerms(log_probs=log_probs, log_ratio=log_ratio, scores=scores)
 

@@ -6,7 +6,8 @@ import numpy as np
 from scipy.special import logsumexp
 
 from covpo.instances import BanditInstance
-from covpo.policies import expected_kl, expected_reward, kl_per_prompt, log_policy
+from covpo.policies import expected_kl, expected_reward, kl_per_prompt
+from covpo.policy_classes import PolicyClass, SoftmaxLinear
 from covpo.validation import check_log_distribution, check_positive, check_shape
 
 
@@ -18,34 +19,51 @@ def regularized_objective(
     return expected_reward(instance, log_probs) - beta * expected_kl(instance, log_probs, log_ref)
 
 
-def _score_weighted_sum(instance: BanditInstance, log_probs: np.ndarray, advantage: np.ndarray) -> np.ndarray:
-    """``E_x E_{y~pi} [A(x,y) (phi(x,y) - phibar(x))]`` for an advantage table ``A``."""
-    probs = np.exp(log_probs)
-    centered = advantage - np.sum(probs * advantage, axis=1, keepdims=True)
-    weights = instance.prompt_probs[:, None] * probs * centered
-    return np.einsum("xy,xyd->d", weights, instance.features)
+def _policy_class(instance: BanditInstance, policy: PolicyClass | None) -> PolicyClass:
+    """``policy``, or the paper's softmax-linear class over ``instance``'s features when ``None``."""
+    return SoftmaxLinear(instance) if policy is None else policy
 
 
-def reward_gradient(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
-    """``grad J(pi_theta) = E_x E_{y~pi}[(r - V(x)) (phi - phibar(x))]`` (standard; paper section 2.2's class)."""
-    return _score_weighted_sum(instance, log_policy(instance, theta), instance.rewards)
+def reward_gradient(instance: BanditInstance, theta: np.ndarray, *, policy: PolicyClass | None = None) -> np.ndarray:
+    """``grad J(pi_theta) = E_x E_{y~pi}[(r - V(x)) grad log pi_theta(y|x)]`` (standard; paper section 2.2's class).
+
+    ``policy`` is the policy class ``theta`` parametrizes (:mod:`covpo.policy_classes`);
+    softmax-linear over ``instance``'s features by default, whose score is ``phi - phibar(x)``.
+    """
+    policy = _policy_class(instance, policy)
+    return policy.population_score_sum(theta, instance.rewards, policy.log_policy(theta))
 
 
-def kl_gradient(instance: BanditInstance, theta: np.ndarray, log_ref: np.ndarray) -> np.ndarray:
-    """``grad_theta E_x KL(pi_theta || pi_ref) = E_x E_{y~pi}[(log pi/pi_ref - KL_x)(phi - phibar)]``."""
-    log_probs = log_policy(instance, theta)
+def kl_gradient(
+    instance: BanditInstance, theta: np.ndarray, log_ref: np.ndarray, *, policy: PolicyClass | None = None
+) -> np.ndarray:
+    """``grad_theta E_x KL(pi_theta || pi_ref) = E_x E_{y~pi}[(log pi/pi_ref - KL_x) grad log pi_theta]``.
+
+    ``policy`` as in :func:`reward_gradient`.
+    """
+    policy = _policy_class(instance, policy)
+    log_probs = policy.log_policy(theta)
     log_ref = check_shape("log_ref", check_log_distribution("log_ref", log_ref), log_probs.shape)
-    return _score_weighted_sum(instance, log_probs, log_probs - log_ref)
+    return policy.population_score_sum(theta, log_probs - log_ref, log_probs)
 
 
 def regularized_gradient(
-    instance: BanditInstance, theta: np.ndarray, log_ref: np.ndarray, beta: float
+    instance: BanditInstance,
+    theta: np.ndarray,
+    log_ref: np.ndarray,
+    beta: float,
+    *,
+    policy: PolicyClass | None = None,
 ) -> np.ndarray:
-    """``grad J_beta(pi_theta; pi_ref)``: the score-weighted advantage ``r - beta log(pi/pi_ref)``."""
+    """``grad J_beta(pi_theta; pi_ref)`` (paper Eq. (13)): the score-weighted advantage ``r - beta log(pi/pi_ref)``.
+
+    ``policy`` as in :func:`reward_gradient`.
+    """
     beta = check_positive("beta", beta)
-    log_probs = log_policy(instance, theta)
+    policy = _policy_class(instance, policy)
+    log_probs = policy.log_policy(theta)
     log_ref = check_shape("log_ref", check_log_distribution("log_ref", log_ref), log_probs.shape)
-    return _score_weighted_sum(instance, log_probs, instance.rewards - beta * (log_probs - log_ref))
+    return policy.population_score_sum(theta, instance.rewards - beta * (log_probs - log_ref), log_probs)
 
 
 def regularized_optimum(instance: BanditInstance, log_ref: np.ndarray, beta: float) -> np.ndarray:

@@ -27,6 +27,16 @@ def log_policy(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
     return scores - logsumexp(scores, axis=1, keepdims=True)
 
 
+def mean_features(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
+    """``phibar(x) = E_{y~pi(.|x)} phi(x, y)`` under the policy ``exp(log_probs)``, shape ``(n_prompts, d)`` (paper section 2.2)."""
+    return np.einsum("xy,xyd->xd", np.exp(log_probs), instance.features)
+
+
+def centered_features(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
+    """``phi(x, y) - phibar(x)``, the softmax-linear score ``grad log pi_theta(y|x)`` of every pair, shape ``(n_prompts, n_responses, d)``."""
+    return instance.features - mean_features(instance, log_probs)[:, None, :]
+
+
 def base_log_policy(instance: BanditInstance) -> np.ndarray:
     """Log-probabilities of the base model ``pi_0 = pi_{theta_0}``."""
     return log_policy(instance, instance.base_theta)

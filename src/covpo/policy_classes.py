@@ -18,7 +18,7 @@ import numpy as np
 
 from covpo.batches import ResponseBatch, score_average
 from covpo.instances import BanditInstance
-from covpo.policies import log_policy
+from covpo.policies import log_policy, mean_features
 
 
 class PolicyClass(Protocol):
@@ -70,9 +70,8 @@ class SoftmaxLinear:
         self, params: np.ndarray, batch: ResponseBatch, coefficients: np.ndarray, log_probs: np.ndarray
     ) -> np.ndarray:
         """``mean_i c_i (phi(x_i, y_i) - phibar_theta(x_i))``."""
-        features = self.instance.features
-        mean_features = np.einsum("xy,xyd->xd", np.exp(log_probs), features)
-        scores = features[batch.prompts, batch.responses] - mean_features[batch.prompts]
+        phibar = mean_features(self.instance, log_probs)
+        scores = self.instance.features[batch.prompts, batch.responses] - phibar[batch.prompts]
         return score_average(coefficients, scores)
 
     def population_score_sum(self, params: np.ndarray, advantage: np.ndarray, log_probs: np.ndarray) -> np.ndarray:

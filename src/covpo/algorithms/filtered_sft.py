@@ -14,7 +14,7 @@ import numpy as np
 from covpo.algorithms.steps import ascent_step
 from covpo.batches import draw_batch
 from covpo.instances import BanditInstance
-from covpo.policies import base_log_policy, log_policy
+from covpo.policies import base_log_policy, log_policy, mean_features
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_generator, check_positive
 
@@ -39,8 +39,8 @@ def filtered_sft_gradient(instance: BanditInstance, theta: np.ndarray, kept: np.
     if total == 0.0:
         return np.zeros(instance.dim)
     weights = kept / total
-    mean_features = np.einsum("xy,xyd->xd", np.exp(log_policy(instance, theta)), instance.features)
-    return np.einsum("xy,xyd->d", weights, instance.features) - weights.sum(axis=1) @ mean_features
+    phibar = mean_features(instance, log_policy(instance, theta))
+    return np.einsum("xy,xyd->d", weights, instance.features) - weights.sum(axis=1) @ phibar
 
 
 def filter_best(

@@ -24,6 +24,7 @@ from covpo.algorithms.steps import ascent_step
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_gradient, regularized_optimum
 from covpo.policies import base_log_policy, expected_kl, log_coverage, log_policy
+from covpo.policy_classes import PolicyClass, SoftmaxLinear
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_finite_array, check_positive, check_shape
 
@@ -128,6 +129,7 @@ def apmd(
     n_iterations: int,
     inner_steps: int,
     record_each_step: bool = False,
+    policy: PolicyClass | None = None,
 ) -> Trajectory:
     """APMD with ``K`` exact-gradient ascent steps per reset (paper section 3.1, appendix C.1).
 
@@ -151,11 +153,15 @@ def apmd(
         Gradient steps ``K`` per outer iteration, ``>= 1``.
     record_each_step
         Record every gradient step's iterate instead of one record per outer iteration.
+    policy
+        The policy class the iterates live in (:class:`~covpo.policy_classes.PolicyClass`),
+        started at its ``initial_params``; ``None`` for softmax-linear over ``instance``'s
+        features. The targets ``pi*_{t+1}`` are exact tables whatever the class.
 
     Returns
     -------
     Trajectory
-        With ``thetas`` (``theta_0, ..., theta_T``) and ``inner_kl``, the accuracy
+        With ``thetas`` (``theta_0, ..., theta_T``, flat parameters) and ``inner_kl``, the accuracy
         ``E_x KL(pi_{t+1} || pi*_{t+1})`` of each inner loop (its regularized objective gap
         divided by ``beta``, paper section 3.1).
 
@@ -172,22 +178,25 @@ def apmd(
         "APMD", instance.optimal_value,
         {"beta": beta, "eta": eta, "n_iterations": n_iterations, "inner_steps": inner_steps},
     )
-    theta = np.array(instance.base_theta, dtype=float)
-    log_probs = log_policy(instance, theta)
-    recorder.record_policy(instance, log_probs)
+    policy = SoftmaxLinear(instance) if policy is None else policy
+    theta = np.array(policy.initial_params, dtype=float)
+    log_probs = policy.log_policy(theta)
+    log_base = log_probs
+    recorder.record_policy(instance, log_probs, log_base=log_base)
     thetas, inner_kl = [theta], []
     for t in range(n_iterations):
         log_reference = log_probs
         recorder.count_reset()
         for k in range(inner_steps):
-            theta = ascent_step(theta, eta, regularized_gradient(instance, theta, log_reference, beta), t, k + 1)
+            gradient = regularized_gradient(instance, theta, log_reference, beta, policy=policy)
+            theta = ascent_step(theta, eta, gradient, t, k + 1)
             recorder.count_gradient_steps()
             if record_each_step:
-                recorder.record_policy(instance, log_policy(instance, theta))
-        log_probs = log_policy(instance, theta)
+                recorder.record_policy(instance, policy.log_policy(theta), log_base=log_base)
+        log_probs = policy.log_policy(theta)
         inner_kl.append(expected_kl(instance, log_probs, regularized_optimum(instance, log_reference, beta)))
         if not record_each_step:
-            recorder.record_policy(instance, log_probs)
+            recorder.record_policy(instance, log_probs, log_base=log_base)
         thetas.append(theta)
     return recorder.finish(thetas=thetas, inner_kl=inner_kl)
 

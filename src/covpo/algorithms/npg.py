@@ -24,21 +24,15 @@ from covpo.algorithms.reinforce import leave_one_out_baseline
 from covpo.batches import draw_batch
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_optimum
-from covpo.policies import expected_kl, log_policy
+from covpo.policies import centered_features, expected_kl, log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_finite_array, check_generator, check_positive, check_shape
-
-
-def _centered_features(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
-    """``phi(x, y) - phibar(x)`` under the policy ``exp(log_probs)``, shape ``(n_prompts, n_responses, d)``."""
-    mean_features = np.einsum("xy,xyd->xd", np.exp(log_probs), instance.features)
-    return instance.features - mean_features[:, None, :]
 
 
 def fisher_information(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
     """``F(theta) = E_x E_{y~pi_theta}[(phi - phibar)(phi - phibar)^T]``, shape ``(d, d)`` (standard; paper section 2.2's class)."""
     log_probs = log_policy(instance, theta)
-    centered = _centered_features(instance, log_probs)
+    centered = centered_features(instance, log_probs)
     weights = instance.prompt_probs[:, None] * np.exp(log_probs)
     return np.einsum("xy,xyd,xye->de", weights, centered, centered)
 
@@ -68,7 +62,7 @@ def npg_direction(instance: BanditInstance, theta: np.ndarray, advantages: np.nd
             "advantages", check_finite_array("advantages", advantages, ndim=2), instance.rewards.shape
         )
     root = np.sqrt(instance.prompt_probs[:, None] * probs)
-    design = (root[:, :, None] * _centered_features(instance, log_probs)).reshape(-1, instance.dim)
+    design = (root[:, :, None] * centered_features(instance, log_probs)).reshape(-1, instance.dim)
     target = (root * advantages).ravel()
     return np.linalg.lstsq(design, target, rcond=None)[0]
 
@@ -115,7 +109,7 @@ def sampled_npg_direction(
     log_probs = log_policy(instance, theta)
     batch = draw_batch(instance, log_probs, batch_size, rng, group_size=group_size)
     advantages = batch.rewards - leave_one_out_baseline(batch.rewards)
-    scores = _centered_features(instance, log_probs)[batch.prompts, batch.responses]
+    scores = centered_features(instance, log_probs)[batch.prompts, batch.responses]
     return np.linalg.lstsq(scores.reshape(-1, instance.dim), advantages.ravel(), rcond=None)[0]
 
 

@@ -9,9 +9,9 @@ The inner steps ascend
     ``L_t(theta) = mean_i [w_i r_i - beta (w_i log w_i - w_i + 1)]``,
 
 an unbiased estimate of ``J(pi_theta) - beta KL(pi_theta || pi_t)``
-(``E_{pi_t}[w log w - w + 1] = KL(pi_theta || pi_t)``). The gradient is written out with the
-softmax-linear score ``grad log pi_theta(y|x) = phi(x, y) - phibar_theta(x)`` (paper section
-2.2) and vectorized over the batch.
+(``E_{pi_t}[w log w - w + 1] = KL(pi_theta || pi_t)``). The gradient is a batch average of
+scores of the policy class (:mod:`covpo.policy_classes`; by default softmax-linear, whose score
+is ``grad log pi_theta(y|x) = phi(x, y) - phibar_theta(x)``, paper section 2.2), vectorized over the batch.
 """
 
 from __future__ import annotations
@@ -19,31 +19,55 @@ from __future__ import annotations
 import numpy as np
 
 from covpo.algorithms.steps import InnerStepCallback, ascent_step, inner_step_observer
-from covpo.batches import ResponseBatch, batch_terms, draw_batch, score_average
+from covpo.batches import ResponseBatch, draw_batch
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_optimum
-from covpo.policies import expected_kl, log_policy
+from covpo.policies import expected_kl
+from covpo.policy_classes import PolicyClass, SoftmaxLinear
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_generator, check_positive
 
 
-def ppo_noclip_objective(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, beta: float) -> float:
+def ppo_noclip_objective(
+    instance: BanditInstance,
+    theta: np.ndarray,
+    batch: ResponseBatch,
+    beta: float,
+    *,
+    policy: PolicyClass | None = None,
+) -> float:
     """PPO-NoClip's ``L_t(theta) = mean_i [w_i r_i - beta (w_i log w_i - w_i + 1)]`` (paper Algorithm 1, cf. Eq. (20)).
 
     ``w_i = pi_theta(y_i|x_i) / pi_t(y_i|x_i)`` with ``pi_t`` the policy the batch was drawn
-    from. Unbiased for ``J(pi_theta) - beta E_x KL(pi_theta || pi_t)``.
+    from. Unbiased for ``J(pi_theta) - beta E_x KL(pi_theta || pi_t)``. ``policy`` is the class
+    ``theta`` parametrizes; softmax-linear over ``instance``'s features by default.
     """
     beta = check_positive("beta", beta)
-    log_ratio = batch_terms(instance, theta, batch).log_ratio
+    policy = SoftmaxLinear(instance) if policy is None else policy
+    log_ratio = policy.log_policy(theta)[batch.prompts, batch.responses] - batch.log_sampling
     weights = np.exp(log_ratio)
     return float(np.mean(weights * batch.rewards - beta * (weights * log_ratio - weights + 1.0)))
 
 
-def ppo_noclip_gradient(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, beta: float) -> np.ndarray:
-    """``grad L_t(theta) = mean_i w_i (r_i - beta log w_i) (phi(x_i, y_i) - phibar_theta(x_i))`` (Algorithm 1)."""
+def ppo_noclip_gradient(
+    instance: BanditInstance,
+    theta: np.ndarray,
+    batch: ResponseBatch,
+    beta: float,
+    *,
+    policy: PolicyClass | None = None,
+) -> np.ndarray:
+    """``grad L_t(theta) = mean_i w_i (r_i - beta log w_i) grad log pi_theta(y_i|x_i)`` (Algorithm 1).
+
+    The score is that of ``policy``, ``phi(x_i, y_i) - phibar_theta(x_i)`` for the default
+    softmax-linear class.
+    """
     beta = check_positive("beta", beta)
-    terms = batch_terms(instance, theta, batch)
-    return score_average(np.exp(terms.log_ratio) * (batch.rewards - beta * terms.log_ratio), terms.scores)
+    policy = SoftmaxLinear(instance) if policy is None else policy
+    log_probs = policy.log_policy(theta)
+    log_ratio = log_probs[batch.prompts, batch.responses] - batch.log_sampling
+    coefficients = np.exp(log_ratio) * (batch.rewards - beta * log_ratio)
+    return policy.batch_score_average(theta, batch, coefficients, log_probs)
 
 
 def ppo_noclip(
@@ -57,6 +81,7 @@ def ppo_noclip(
     rng: np.random.Generator,
     record_each_step: bool = False,
     on_inner_step: InnerStepCallback | None = None,
+    policy: PolicyClass | None = None,
 ) -> Trajectory:
     """PPO-NoClip (paper Algorithm 1, section 3.2): ``T`` resets, each with ``K`` ascent steps on ``L_t``.
 
@@ -87,6 +112,9 @@ def ppo_noclip(
         Optional diagnostics callback, called with an
         :class:`~covpo.algorithms.steps.InnerStep` at every inner iterate ``k = 0, ..., K``
         (e.g. a :class:`~covpo.algorithms.ratios.RatioRecorder`).
+    policy
+        The policy class the iterates live in (:class:`~covpo.policy_classes.PolicyClass`),
+        started at its ``initial_params``; ``None`` for softmax-linear over ``instance``'s features.
 
     Returns
     -------
@@ -108,28 +136,30 @@ def ppo_noclip(
     settings = {"beta": beta, "n_iterations": n_iterations, "batch_size": batch_size, "inner_steps": inner_steps,
                 "eta": eta}
     recorder = TrajectoryRecorder("PPO-NoClip", instance.optimal_value, settings)
-    theta = np.array(instance.base_theta, dtype=float)
-    log_probs = log_policy(instance, theta)
-    recorder.record_policy(instance, log_probs)
+    policy = SoftmaxLinear(instance) if policy is None else policy
+    theta = np.array(policy.initial_params, dtype=float)
+    log_probs = policy.log_policy(theta)
+    log_base = log_probs
+    recorder.record_policy(instance, log_probs, log_base=log_base)
     thetas, inner_kl = [theta], []
     for t in range(n_iterations):
         log_reference = log_probs  # reset the reference to pi_t
         recorder.count_reset()
         batch = draw_batch(instance, log_reference, batch_size, rng)
         recorder.count_responses(batch.size)
-        observe = inner_step_observer(on_inner_step, instance, t, batch, log_reference, recorder)
+        observe = inner_step_observer(on_inner_step, instance, t, batch, log_reference, recorder, policy=policy)
         for k in range(inner_steps):
             observe(k, theta)
             with np.errstate(over="ignore", invalid="ignore"):
-                gradient = ppo_noclip_gradient(instance, theta, batch, beta)
+                gradient = ppo_noclip_gradient(instance, theta, batch, beta, policy=policy)
             theta = ascent_step(theta, eta, gradient, t, k + 1)
             recorder.count_gradient_steps()
             if record_each_step:
-                recorder.record_policy(instance, log_policy(instance, theta))
+                recorder.record_policy(instance, policy.log_policy(theta), log_base=log_base)
         observe(inner_steps, theta)
-        log_probs = log_policy(instance, theta)
+        log_probs = policy.log_policy(theta)
         inner_kl.append(expected_kl(instance, log_probs, regularized_optimum(instance, log_reference, beta)))
         if not record_each_step:
-            recorder.record_policy(instance, log_probs)
+            recorder.record_policy(instance, log_probs, log_base=log_base)
         thetas.append(theta)
     return recorder.finish(thetas=thetas, inner_kl=inner_kl)

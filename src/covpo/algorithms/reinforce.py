@@ -1,4 +1,4 @@
-"""REINFORCE on softmax-linear bandits, with an optional KL penalty toward the fixed base model (paper section 2.1).
+"""REINFORCE, with an optional KL penalty toward the fixed base model (paper section 2.1).
 
 Both variants ascend ``J_beta(pi_theta; pi_0) = J(pi_theta) - beta E_x KL(pi_theta || pi_0)``
 (plain ``J`` when ``beta = 0``) with a constant learning rate:
@@ -7,6 +7,10 @@ Both variants ascend ``J_beta(pi_theta; pi_0) = J(pi_theta) - beta E_x KL(pi_the
 - :func:`reinforce` estimates it from a batch of ``(x, y)`` drawn from ``pi_theta``
   (:func:`sampled_gradient`), ``mean_i A_i (phi(x_i, y_i) - phibar(x_i))`` with ``A_i`` the
   (KL-shaped) reward minus a leave-one-out (:func:`leave_one_out_baseline`) or batch-mean baseline.
+
+Both run on any policy class of :mod:`covpo.policy_classes` (``policy``; softmax-linear over
+the instance's features by default, with the score ``phi - phibar``); the instance supplies the
+rewards, the prompt distribution, the optimal set and the sampling.
 
 Every recorded iterate is evaluated exactly (reward, log coverage, KL to the base model), so
 runs compare on equal terms with the other algorithms. The reduced, compiled engine for the
@@ -18,14 +22,11 @@ from __future__ import annotations
 import numpy as np
 
 from covpo.algorithms.steps import ascent_step
+from covpo.batches import ResponseBatch
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_gradient, reward_gradient
-from covpo.policies import (
-    base_log_policy,
-    log_policy,
-    sample_prompts,
-    sample_responses,
-)
+from covpo.policies import sample_prompts, sample_responses
+from covpo.policy_classes import PolicyClass, SoftmaxLinear
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_finite_array, check_generator, check_nonnegative, check_positive, check_shape
 
@@ -61,10 +62,10 @@ def leave_one_out_baseline(values: np.ndarray) -> np.ndarray:
     return (values.sum(axis=-1, keepdims=True) - values) / (count - 1)
 
 
-def _check_theta(instance: BanditInstance, theta: np.ndarray | None) -> np.ndarray:
+def _check_theta(policy: PolicyClass, theta: np.ndarray | None) -> np.ndarray:
     if theta is None:
-        return instance.base_theta.copy()
-    return check_shape("theta", check_finite_array("theta", theta, ndim=1), (instance.dim,)).copy()
+        return np.array(policy.initial_params, dtype=float)
+    return check_shape("theta", check_finite_array("theta", theta, ndim=1), policy.initial_params.shape).copy()
 
 
 def exact_reinforce(
@@ -75,13 +76,14 @@ def exact_reinforce(
     beta: float = 0.0,
     record_every: int = 1,
     theta: np.ndarray | None = None,
+    policy: PolicyClass | None = None,
 ) -> Trajectory:
     """Exact REINFORCE: ``theta <- theta + eta grad J_beta(pi_theta; pi_0)`` (paper section 2.1).
 
     Parameters
     ----------
     instance
-        Any softmax-linear :class:`~covpo.instances.BanditInstance`.
+        Any :class:`~covpo.instances.BanditInstance`: rewards, prompts, optimal set and sampling.
     eta
         Learning rate, ``> 0``.
     n_iterations
@@ -93,6 +95,10 @@ def exact_reinforce(
         Record every ``record_every``-th iterate (the first and last are always recorded).
     theta
         Starting parameters; the base model's ``theta_0`` by default.
+    policy
+        The policy class ``theta`` parametrizes (:class:`~covpo.policy_classes.PolicyClass`);
+        ``None`` for softmax-linear over ``instance``'s features. Its ``initial_params`` are the
+        base model ``pi_0`` of the KL penalty and of the recorded ``kl_to_base``.
 
     Returns
     -------
@@ -108,21 +114,22 @@ def exact_reinforce(
     n_iterations = check_count("n_iterations", n_iterations)
     beta = _check_beta(beta)
     record_every = check_count("record_every", record_every)
-    theta = _check_theta(instance, theta)
-    log_base = base_log_policy(instance)
+    policy = SoftmaxLinear(instance) if policy is None else policy
+    theta = _check_theta(policy, theta)
+    log_base = policy.log_policy(policy.initial_params)
     recorder = TrajectoryRecorder(
         "exact REINFORCE", instance.optimal_value, {"eta": eta, "beta": beta, "n_iterations": n_iterations}
     )
-    recorder.record_policy(instance, log_policy(instance, theta))
+    recorder.record_policy(instance, policy.log_policy(theta), log_base=log_base)
     for step in range(1, n_iterations + 1):
         if beta == 0.0:
-            gradient = reward_gradient(instance, theta)
+            gradient = reward_gradient(instance, theta, policy=policy)
         else:
-            gradient = regularized_gradient(instance, theta, log_base, beta)
+            gradient = regularized_gradient(instance, theta, log_base, beta, policy=policy)
         theta = ascent_step(theta, eta, gradient, step - 1, 1)
         recorder.count_gradient_steps()
         if step % record_every == 0 or step == n_iterations:
-            recorder.record_policy(instance, log_policy(instance, theta))
+            recorder.record_policy(instance, policy.log_policy(theta), log_base=log_base)
     return recorder.finish()
 
 
@@ -133,30 +140,37 @@ def sampled_gradient(
     responses: np.ndarray,
     beta: float = 0.0,
     baseline: str = "leave_one_out",
+    *,
+    policy: PolicyClass | None = None,
 ) -> np.ndarray:
-    """The REINFORCE estimate ``mean_i A_i (phi(x_i, y_i) - phibar(x_i))`` of ``grad J_beta`` (sampled, after paper section 2.1).
+    """The REINFORCE estimate ``mean_i A_i grad log pi_theta(y_i|x_i)`` of ``grad J_beta`` (sampled, after paper section 2.1).
 
     ``A_i`` is the shaped reward ``r - beta log(pi_theta / pi_0)`` (just ``r`` when
     ``beta = 0``) minus a baseline: the mean of the *other* samples (``"leave_one_out"``,
     unbiased, :func:`leave_one_out_baseline`) or of the whole batch (``"batch_mean"``, biased by
-    a factor ``1 - 1/B``).
+    a factor ``1 - 1/B``). The score is that of ``policy``
+    (:meth:`~covpo.policy_classes.PolicyClass.batch_score_average`), ``phi(x_i, y_i) - phibar(x_i)``
+    for the default softmax-linear class; ``pi_0`` is ``policy`` at its ``initial_params``.
     """
     prompts = np.asarray(prompts, dtype=np.int64)
     responses = np.asarray(responses, dtype=np.int64)
     batch_size = prompts.size
     check_baseline(baseline, batch_size)
     beta = _check_beta(beta)
-    log_probs = log_policy(instance, theta)
-    shaped = instance.rewards[prompts, responses]
+    policy = SoftmaxLinear(instance) if policy is None else policy
+    log_probs = policy.log_policy(theta)
+    rewards = instance.rewards[prompts, responses]
+    shaped = rewards
     if beta != 0.0:
-        shaped = shaped - beta * (log_probs - base_log_policy(instance))[prompts, responses]
+        shaped = shaped - beta * (log_probs - policy.log_policy(policy.initial_params))[prompts, responses]
     if baseline == "leave_one_out":
         advantages = shaped - leave_one_out_baseline(shaped)
     else:
         advantages = shaped - shaped.sum() / batch_size
-    mean_features = np.einsum("xy,xyd->xd", np.exp(log_probs), instance.features)
-    scores = instance.features[prompts, responses] - mean_features[prompts]
-    return advantages @ scores / batch_size
+    batch = ResponseBatch(
+        prompts=prompts, responses=responses, rewards=rewards, log_sampling=log_probs[prompts, responses]
+    )
+    return policy.batch_score_average(theta, batch, advantages, log_probs)
 
 
 def reinforce(
@@ -170,6 +184,7 @@ def reinforce(
     baseline: str = "leave_one_out",
     record_every: int = 1,
     theta: np.ndarray | None = None,
+    policy: PolicyClass | None = None,
 ) -> Trajectory:
     """Sampled REINFORCE: each step draws ``batch_size`` pairs ``x ~ rho, y ~ pi_theta(.|x)`` (paper section 2.1).
 
@@ -179,7 +194,7 @@ def reinforce(
     Parameters
     ----------
     instance
-        Any softmax-linear :class:`~covpo.instances.BanditInstance`.
+        Any :class:`~covpo.instances.BanditInstance`: rewards, prompts, optimal set and sampling.
     eta
         Learning rate, ``> 0``.
     n_iterations
@@ -196,6 +211,8 @@ def reinforce(
         Record every ``record_every``-th iterate (the first and last are always recorded).
     theta
         Starting parameters; the base model's ``theta_0`` by default.
+    policy
+        The policy class ``theta`` parametrizes, as in :func:`exact_reinforce`.
 
     Returns
     -------
@@ -214,20 +231,22 @@ def reinforce(
     record_every = check_count("record_every", record_every)
     baseline = check_baseline(baseline, batch_size)
     check_generator("rng", rng)
-    theta = _check_theta(instance, theta)
+    policy = SoftmaxLinear(instance) if policy is None else policy
+    theta = _check_theta(policy, theta)
+    log_base = policy.log_policy(policy.initial_params)
     recorder = TrajectoryRecorder(
         "sampled REINFORCE",
         instance.optimal_value,
         {"eta": eta, "beta": beta, "n_iterations": n_iterations, "batch_size": batch_size, "baseline": baseline},
     )
-    recorder.record_policy(instance, log_policy(instance, theta))
+    recorder.record_policy(instance, policy.log_policy(theta), log_base=log_base)
     for step in range(1, n_iterations + 1):
         prompts = sample_prompts(instance, rng, batch_size)
-        responses = sample_responses(log_policy(instance, theta), prompts, rng)
+        responses = sample_responses(policy.log_policy(theta), prompts, rng)
         recorder.count_responses(batch_size)
-        gradient = sampled_gradient(instance, theta, prompts, responses, beta, baseline)
+        gradient = sampled_gradient(instance, theta, prompts, responses, beta, baseline, policy=policy)
         theta = ascent_step(theta, eta, gradient, step - 1, 1)
         recorder.count_gradient_steps()
         if step % record_every == 0 or step == n_iterations:
-            recorder.record_policy(instance, log_policy(instance, theta))
+            recorder.record_policy(instance, policy.log_policy(theta), log_base=log_base)
     return recorder.finish()

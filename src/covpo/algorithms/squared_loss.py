@@ -56,7 +56,7 @@ from scipy.special import gammaln, logsumexp
 from covpo.algorithms.mirror_descent import exact_target_theta
 from covpo.batches import ResponseBatch, batch_terms, draw_batch, score_average
 from covpo.instances import BanditInstance
-from covpo.policies import log_policy, sample_responses
+from covpo.policies import centered_features, log_policy, sample_responses
 from covpo.validation import (
     check_count,
     check_finite_array,
@@ -336,8 +336,7 @@ class _PopulationTerms:
 def _population_terms(instance: BanditInstance, theta: np.ndarray, log_reference: np.ndarray) -> _PopulationTerms:
     log_probs = log_policy(instance, theta)
     probs = np.exp(log_probs)
-    mean_features = np.einsum("xy,xyd->xd", probs, instance.features)
-    centered = instance.features - mean_features[:, None, :]
+    centered = centered_features(instance, log_probs)
     covariance = np.einsum("xy,xyd,xye->xde", probs, centered, centered)
     return _PopulationTerms(np.exp(log_reference), log_probs - log_reference, centered, covariance)
 
@@ -442,8 +441,7 @@ def reference_fisher(instance: BanditInstance, log_reference: np.ndarray) -> np.
     """``E_x Cov_{y~pi_t}(phi(x, y))``, the Fisher information of the softmax-linear class at ``pi_t``."""
     log_reference = _check_reference(instance, log_reference)
     probs = np.exp(log_reference)
-    mean_features = np.einsum("xy,xyd->xd", probs, instance.features)
-    centered = instance.features - mean_features[:, None, :]
+    centered = centered_features(instance, log_reference)
     return np.einsum("xy,xyd,xye->de", instance.prompt_probs[:, None] * probs, centered, centered)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from covpo.batches import ResponseBatch
 from covpo.instances import BanditInstance
-from covpo.policies import log_policy
+from covpo.policy_classes import PolicyClass, SoftmaxLinear
 from covpo.trajectory import TrajectoryRecorder
 
 
@@ -58,6 +58,8 @@ class InnerStep:
     clip_mask
         Which samples the algorithm's clip removes, as a function of ``log w_i``; ``None`` when
         nothing is clipped.
+    policy
+        The policy class ``theta`` parametrizes.
     """
 
     instance: BanditInstance
@@ -68,11 +70,12 @@ class InnerStep:
     batch: ResponseBatch
     log_sampling: np.ndarray
     clip_mask: Callable[[np.ndarray], np.ndarray] | None
+    policy: PolicyClass
 
     @cached_property
     def log_probs(self) -> np.ndarray:
         """``log pi_theta(y|x)`` at this iterate."""
-        return log_policy(self.instance, self.theta)
+        return self.policy.log_policy(self.theta)
 
     @cached_property
     def batch_log_ratio(self) -> np.ndarray:
@@ -96,10 +99,12 @@ def inner_step_observer(
     log_sampling: np.ndarray,
     recorder: TrajectoryRecorder,
     clip_mask: Callable[[np.ndarray], np.ndarray] | None = None,
+    policy: PolicyClass | None = None,
 ) -> Callable[[int, np.ndarray], None]:
     """``observe(k, theta)`` for one outer iteration: hands an :class:`InnerStep` to ``on_inner_step``; a no-op without one."""
     if on_inner_step is None:
         return lambda inner_step, theta: None
+    policy = SoftmaxLinear(instance) if policy is None else policy
 
     def observe(inner_step: int, theta: np.ndarray) -> None:
         on_inner_step(
@@ -112,6 +117,7 @@ def inner_step_observer(
                 batch=batch,
                 log_sampling=log_sampling,
                 clip_mask=clip_mask,
+                policy=policy,
             )
         )
 

@@ -36,7 +36,7 @@ from covpo.objectives import (
     regularized_objective,
     regularized_optimum,
 )
-from covpo.policies import base_log_policy, kl_per_prompt, log_policy
+from covpo.policies import base_log_policy, kl_per_prompt, log_policy, mean_features
 from covpo import run
 from covpo.algorithms.ppo_lite import check_clip_thresholds, clip_width_thresholds, default_clip_thresholds
 from covpo.algorithms.ratios import RatioRecord, RatioRecorder
@@ -52,14 +52,6 @@ from covpo.validation import (
 
 # ---------------------------------------------------------------------------------------
 # Importance weights of PPO-NoClip
-
-
-def _weighted_quantiles(values: np.ndarray, weights: np.ndarray, levels: np.ndarray) -> np.ndarray:
-    order = np.argsort(values, kind="stable")
-    cumulative = np.cumsum(weights[order])
-    cumulative /= cumulative[-1]
-    positions = np.searchsorted(cumulative, levels, side="left")
-    return values[order][np.minimum(positions, values.size - 1)]
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,7 +131,7 @@ def ratio_spread(
         log_old = log_policy(instance, before)
         values = (log_policy(instance, after) - log_old)[support].ravel()
         weights = (instance.prompt_probs[:, None] * np.exp(log_old))[support].ravel()
-        rows.append(_weighted_quantiles(values, weights, levels))
+        rows.append(np.quantile(values, levels, weights=weights, method="inverted_cdf"))
     n_iterations = trajectory.thetas.shape[0] - 1
 
     def per_iteration(column: np.ndarray, reduce) -> np.ndarray:
@@ -579,7 +571,7 @@ def batch_estimates(
     n_batches, batch_size = prompts.shape
     log_probs = log_policy(instance, theta)
     probs = np.exp(log_probs)
-    mean_features = np.einsum("xy,xyd->xd", probs, instance.features)
+    phibar = mean_features(instance, log_probs)
     log_w = log_probs[prompts, responses] - log_reference[prompts, responses]
     w = np.exp(log_w)
     rewards = instance.rewards[prompts, responses]
@@ -594,7 +586,7 @@ def batch_estimates(
         table = np.bincount(cells.ravel(), coefficients.ravel(), n_batches * n_prompts * n_responses)
         table = table.reshape(n_batches, n_prompts, n_responses)
         return (
-            np.einsum("mxy,xyd->md", table, instance.features) - np.einsum("mx,xd->md", table.sum(axis=2), mean_features)
+            np.einsum("mxy,xyd->md", table, instance.features) - np.einsum("mx,xd->md", table.sum(axis=2), phibar)
         ) / batch_size
 
     counts = np.bincount(prompt_cells.ravel(), minlength=n_batches * n_prompts).reshape(n_batches, n_prompts)

@@ -1,4 +1,4 @@
-"""A two-layer network policy beyond softmax-linear, and the algorithms of the book run on it.
+"""A two-layer network policy beyond softmax-linear, run through the book's algorithms.
 
 The paper's guarantees are for softmax-linear policies over frozen features (paper section 2.2);
 its authors list parameter sharing beyond linear as open. This module is a small, exact
@@ -19,12 +19,13 @@ into its exact parameter gradient:
 - a batch average ``mean_i c_i log pi(y_i|x_i)`` (sampled REINFORCE, PPO-NoClip of paper section 3.2):
   ``dL/df(x, y) = mean_i c_i (1[x = x_i, y = y_i] - 1[x = x_i] pi(y|x))``.
 
-The algorithms mirror the softmax-linear ones and fill the shared
-:class:`~covpo.trajectory.TrajectoryRecorder` with the same cost accounting: exact REINFORCE
-(:mod:`covpo.algorithms.reinforce`), exact APMD with ``K`` gradient steps per reset
-(:mod:`covpo.algorithms.mirror_descent`), sampled REINFORCE, and PPO-NoClip (:mod:`covpo.algorithms.ppo_noclip`,
-whose batch drawing and checked step are reused). :func:`nonlinear_experiment` runs all of them, for
-the linear and the network policy, on one instance of each chapter-4 family
+Those two are the score sums of the policy protocol (:mod:`covpo.policy_classes`), so
+:class:`NetworkPolicy` makes the network a policy class and the package's own algorithms run
+on it unchanged: ``covpo.run(name, instance, policy=NetworkPolicy(...), ...)`` for exact REINFORCE
+(:mod:`covpo.algorithms.reinforce`), APMD with ``K`` exact gradient steps per reset
+(:mod:`covpo.algorithms.mirror_descent`), sampled REINFORCE and PPO-NoClip
+(:mod:`covpo.algorithms.ppo_noclip`). :func:`nonlinear_experiment` runs all of them, for the
+linear and the network policy, on one instance of each chapter-4 family
 (:mod:`covpo.families`). The network, its initialization and every constant are ours.
 """
 
@@ -40,29 +41,14 @@ from scipy.optimize import minimize
 from scipy.special import log_softmax
 
 import covpo
-from covpo.instances import BanditInstance
-from covpo.objectives import regularized_optimum
-from covpo.policies import (
-    base_log_policy,
-    expected_kl,
-    log_coverage,
-    sample_prompts,
-    sample_responses,
-)
-from covpo.algorithms.steps import ascent_step
-from covpo.batches import ResponseBatch, draw_batch
+from covpo.batches import ResponseBatch
 from covpo.families import collapse_family, random_family
-from covpo.algorithms.reinforce import check_baseline, leave_one_out_baseline
+from covpo.instances import BanditInstance
+from covpo.policies import base_log_policy, expected_kl, log_coverage
+from covpo.policy_classes import PolicyClass, SoftmaxLinear
 from covpo.table import Table
-from covpo.trajectory import LOG10_E, Trajectory, TrajectoryRecorder
-from covpo.validation import (
-    check_count,
-    check_finite_array,
-    check_log_distribution,
-    check_nonnegative,
-    check_positive,
-    check_shape,
-)
+from covpo.trajectory import LOG10_E, Trajectory
+from covpo.validation import check_count, check_finite_array, check_nonnegative, check_positive, check_shape
 
 DEFAULT_WIDTH = 16
 """Hidden width of the network in :func:`nonlinear_experiment`."""
@@ -233,11 +219,6 @@ def forward(instance: BanditInstance, network: TwoLayerNetwork, params: np.ndarr
     return ForwardPass(hidden=hidden, log_probs=log_softmax(logits, axis=1))
 
 
-def network_log_policy(instance: BanditInstance, network: TwoLayerNetwork, params: np.ndarray) -> np.ndarray:
-    """``log pi(y|x)`` of the network policy, shape ``(n_prompts, n_responses)``, by log-softmax."""
-    return forward(instance, network, params).log_probs
-
-
 def logit_backprop(
     instance: BanditInstance,
     network: TwoLayerNetwork,
@@ -314,43 +295,53 @@ def batch_sensitivity(
     return table - per_prompt[:, None] * np.exp(log_probs)
 
 
-def _check_reference(instance: BanditInstance, log_reference: np.ndarray) -> np.ndarray:
-    log_reference = check_log_distribution("log_reference", log_reference)
-    return check_shape("log_reference", log_reference, (instance.n_prompts, instance.n_responses))
+class NetworkPolicy:
+    """:class:`TwoLayerNetwork` on ``instance`` as a :class:`~covpo.policy_classes.PolicyClass`.
 
+    The package's algorithms see the network only through this protocol: the log-probability
+    table (:func:`forward`) and the two score sums, each a logit sensitivity
+    (:func:`batch_sensitivity`, :func:`population_sensitivity`) pulled back through the hand
+    backward pass of :func:`logit_backprop`. The last forward pass is kept, so a gradient at the
+    parameters whose log-probabilities were just computed does not repeat it.
 
-def network_reward_gradient(instance: BanditInstance, network: TwoLayerNetwork, params: np.ndarray) -> np.ndarray:
-    """Exact ``grad J(pi_params)`` (paper appendix B.2) through the network."""
-    passed = forward(instance, network, params)
-    sensitivity = population_sensitivity(instance, passed.log_probs, instance.rewards)
-    return _backprop(instance, network, params, sensitivity, passed.hidden)
-
-
-def network_regularized_gradient(
-    instance: BanditInstance,
-    network: TwoLayerNetwork,
-    params: np.ndarray,
-    log_reference: np.ndarray,
-    beta: float,
-) -> np.ndarray:
-    """Exact ``grad [J(pi) - beta E_x KL(pi || pi_ref)]`` (paper Eqs. (5) and (13)) through the network.
-
-    The logit sensitivity is that of the shaped reward ``r - beta log(pi / pi_ref)``
-    (:func:`population_sensitivity`); the KL's own score term has mean zero under ``pi``.
+    Parameters
+    ----------
+    instance
+        The bandit whose features the network reads.
+    network
+        The architecture; ``network.dim`` must be the instance's feature dimension.
+    initial_params
+        The flat starting parameters, e.g. from :func:`initial_parameters`; the algorithms start
+        here and take this policy as the base model ``pi_0`` of their recorded ``kl_to_base``.
     """
-    beta = check_positive("beta", beta)
-    log_reference = _check_reference(instance, log_reference)
-    return _regularized_gradient(instance, network, params, log_reference, beta)
 
+    def __init__(self, instance: BanditInstance, network: TwoLayerNetwork, initial_params: np.ndarray) -> None:
+        self.instance = instance
+        self.network = _check_network(instance, network)
+        self.initial_params = network.check_params(initial_params).copy()
+        self._last: tuple[np.ndarray, ForwardPass] | None = None
 
-def _regularized_gradient(
-    instance: BanditInstance, network: TwoLayerNetwork, params: np.ndarray, log_reference: np.ndarray, beta: float
-) -> np.ndarray:
-    """:func:`network_regularized_gradient` on checked input, for the inner loops."""
-    passed = forward(instance, network, params)
-    shaped = instance.rewards - beta * (passed.log_probs - log_reference)
-    sensitivity = population_sensitivity(instance, passed.log_probs, shaped)
-    return _backprop(instance, network, params, sensitivity, passed.hidden)
+    def forward(self, params: np.ndarray) -> ForwardPass:
+        """:func:`forward` at ``params``, reused when ``params`` equals the last call's."""
+        if self._last is None or not np.array_equal(self._last[0], params):
+            self._last = (np.array(params, dtype=float), forward(self.instance, self.network, params))
+        return self._last[1]
+
+    def log_policy(self, params: np.ndarray) -> np.ndarray:
+        """``log pi_params(y|x)``, shape ``(n_prompts, n_responses)``, by log-softmax of the logits."""
+        return self.forward(params).log_probs
+
+    def batch_score_average(
+        self, params: np.ndarray, batch: ResponseBatch, coefficients: np.ndarray, log_probs: np.ndarray
+    ) -> np.ndarray:
+        """``mean_i c_i grad log pi_params(y_i|x_i)``: backprop of :func:`batch_sensitivity`."""
+        sensitivity = batch_sensitivity(self.instance, log_probs, batch.prompts, batch.responses, coefficients)
+        return _backprop(self.instance, self.network, params, sensitivity, self.forward(params).hidden)
+
+    def population_score_sum(self, params: np.ndarray, advantage: np.ndarray, log_probs: np.ndarray) -> np.ndarray:
+        """``E_x E_{y~pi}[(A - E_pi A) grad log pi_params]``: backprop of :func:`population_sensitivity`."""
+        sensitivity = population_sensitivity(self.instance, log_probs, advantage)
+        return _backprop(self.instance, self.network, params, sensitivity, self.forward(params).hidden)
 
 
 # ---------------------------------------------------------------------------------------
@@ -422,291 +413,7 @@ def initial_parameters(
 
 def base_fit_kl(instance: BanditInstance, network: TwoLayerNetwork, params: np.ndarray) -> float:
     """``E_x KL(pi_0 || pi_params)``: how far the network's starting policy is from the base model."""
-    return expected_kl(instance, base_log_policy(instance), network_log_policy(instance, network, params))
-
-
-# ---------------------------------------------------------------------------------------
-# Algorithms
-
-
-def _network_settings(network: TwoLayerNetwork, **settings: object) -> dict:
-    return {"policy": "network", "width": network.width, "skip": network.skip, **settings}
-
-
-def _check_optional_beta(beta: float | None) -> float | None:
-    return None if beta is None else check_positive("beta", beta)
-
-
-def network_exact_reinforce(
-    instance: BanditInstance,
-    network: TwoLayerNetwork,
-    params: np.ndarray,
-    eta: float,
-    n_steps: int,
-    beta: float | None = None,
-    record_every: int = 1,
-) -> Trajectory:
-    """Exact REINFORCE through the network: ``params <- params + eta grad J_beta(pi; pi_0)`` (paper section 2.1).
-
-    The counterpart of :func:`covpo.algorithms.reinforce.exact_reinforce`: one gradient step per update,
-    no responses; ``beta = None`` ascends plain ``J``, otherwise the reference is the
-    instance's base model ``pi_0``. Records every ``record_every``-th iterate, first and last included.
-    """
-    network = _check_network(instance, network)
-    params = network.check_params(params).copy()
-    eta = check_positive("eta", eta)
-    n_steps = check_count("n_steps", n_steps)
-    beta = _check_optional_beta(beta)
-    record_every = check_count("record_every", record_every)
-    log_base = base_log_policy(instance)
-    recorder = TrajectoryRecorder(
-        "exact REINFORCE",
-        instance.optimal_value,
-        _network_settings(network, eta=eta, beta=beta, n_steps=n_steps),
-    )
-    recorder.record_policy(instance, network_log_policy(instance, network, params))
-    for step in range(1, n_steps + 1):
-        if beta is None:
-            gradient = network_reward_gradient(instance, network, params)
-        else:
-            gradient = _regularized_gradient(instance, network, params, log_base, beta)
-        params = params + eta * gradient
-        recorder.count_gradient_steps()
-        if step % record_every == 0 or step == n_steps:
-            recorder.record_policy(instance, network_log_policy(instance, network, params))
-    return recorder.finish()
-
-
-def network_exact_apmd(
-    instance: BanditInstance,
-    network: TwoLayerNetwork,
-    params: np.ndarray,
-    beta: float,
-    n_iterations: int,
-    *,
-    inner_steps: int,
-    eta: float,
-    record_each_step: bool = False,
-) -> Trajectory:
-    """Exact APMD through the network: reset ``pi_ref <- pi_t``, then ``K`` exact gradient steps (paper section 3.1).
-
-    Each outer iteration ascends ``J(pi) - beta E_x KL(pi || pi_t)`` from ``params_t`` with
-    :func:`network_regularized_gradient`, the counterpart of
-    :func:`covpo.algorithms.mirror_descent.apmd` with ``inner_steps = K``. Costs: one reset and
-    ``K`` gradient steps per outer iteration, no responses.
-
-    Returns
-    -------
-    Trajectory
-        With the flat parameters after every outer iteration in ``thetas`` (``params_0``
-        first) and each inner loop's accuracy ``E_x KL(pi_{t+1} || pi*_{t+1})`` in ``inner_kl``.
-    """
-    network = _check_network(instance, network)
-    params = network.check_params(params).copy()
-    beta = check_positive("beta", beta)
-    n_iterations = check_count("n_iterations", n_iterations)
-    inner_steps = check_count("inner_steps", inner_steps)
-    eta = check_positive("eta", eta)
-    recorder = TrajectoryRecorder(
-        "exact APMD",
-        instance.optimal_value,
-        _network_settings(network, beta=beta, n_iterations=n_iterations, inner_steps=inner_steps, eta=eta),
-    )
-    log_probs = network_log_policy(instance, network, params)
-    recorder.record_policy(instance, log_probs)
-    history, inner_kl = [params], []
-    for t in range(n_iterations):
-        log_reference = log_probs
-        recorder.count_reset()
-        for k in range(inner_steps):
-            gradient = _regularized_gradient(instance, network, params, log_reference, beta)
-            params = ascent_step(params, eta, gradient, t, k + 1)
-            recorder.count_gradient_steps()
-            if record_each_step:
-                recorder.record_policy(instance, network_log_policy(instance, network, params))
-        log_probs = network_log_policy(instance, network, params)
-        inner_kl.append(expected_kl(instance, log_probs, regularized_optimum(instance, log_reference, beta)))
-        if not record_each_step:
-            recorder.record_policy(instance, log_probs)
-        history.append(params)
-    return recorder.finish(thetas=history, inner_kl=inner_kl)
-
-
-def _baseline_advantages(shaped: np.ndarray, baseline: str) -> np.ndarray:
-    """``shaped`` minus the mean of the other samples (``"leave_one_out"``) or of the batch (``"batch_mean"``)."""
-    if baseline == "leave_one_out":
-        return shaped - leave_one_out_baseline(shaped)
-    return shaped - shaped.sum() / shaped.size
-
-
-def network_sampled_gradient(
-    instance: BanditInstance,
-    network: TwoLayerNetwork,
-    params: np.ndarray,
-    prompts: np.ndarray,
-    responses: np.ndarray,
-    beta: float | None = None,
-    baseline: str = "leave_one_out",
-) -> np.ndarray:
-    """The REINFORCE estimate ``mean_i A_i grad log pi(y_i|x_i)`` of ``grad J_beta(pi; pi_0)`` (sampled, after paper section 2.1).
-
-    As :func:`covpo.algorithms.reinforce.sampled_gradient`, with the network's score: ``A_i`` is
-    ``r - beta log(pi / pi_0)`` (just ``r`` when ``beta`` is ``None``) minus a leave-one-out or
-    batch-mean baseline.
-    """
-    beta = _check_optional_beta(beta)
-    prompts = np.asarray(prompts, dtype=np.int64)
-    responses = np.asarray(responses, dtype=np.int64)
-    baseline = check_baseline(baseline, prompts.size)
-    passed = forward(instance, network, params)
-    shaped = instance.rewards[prompts, responses]
-    if beta is not None:
-        shaped = shaped - beta * (passed.log_probs - base_log_policy(instance))[prompts, responses]
-    advantages = _baseline_advantages(shaped, baseline)
-    sensitivity = batch_sensitivity(instance, passed.log_probs, prompts, responses, advantages)
-    return _backprop(instance, network, params, sensitivity, passed.hidden)
-
-
-def network_sampled_reinforce(
-    instance: BanditInstance,
-    network: TwoLayerNetwork,
-    params: np.ndarray,
-    eta: float,
-    n_steps: int,
-    batch_size: int,
-    rng: np.random.Generator,
-    beta: float | None = None,
-    baseline: str = "leave_one_out",
-    record_every: int = 1,
-) -> Trajectory:
-    """Stochastic REINFORCE through the network (paper section 2.1, sampled), as :func:`covpo.algorithms.reinforce.reinforce`.
-
-    Each step draws ``batch_size`` pairs ``x ~ rho, y ~ pi(.|x)`` from ``rng`` (prompts first,
-    then responses, the same order as the linear version) and steps along
-    :func:`network_sampled_gradient`. Costs: one gradient step and ``batch_size`` responses per update.
-    """
-    network = _check_network(instance, network)
-    params = network.check_params(params).copy()
-    eta = check_positive("eta", eta)
-    n_steps = check_count("n_steps", n_steps)
-    batch_size = check_count("batch_size", batch_size)
-    beta = _check_optional_beta(beta)
-    baseline = check_baseline(baseline, batch_size)
-    record_every = check_count("record_every", record_every)
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy Generator, got {rng!r}")
-    recorder = TrajectoryRecorder(
-        "sampled REINFORCE",
-        instance.optimal_value,
-        _network_settings(network, eta=eta, beta=beta, n_steps=n_steps, batch_size=batch_size, baseline=baseline),
-    )
-    log_probs = network_log_policy(instance, network, params)
-    recorder.record_policy(instance, log_probs)
-    for step in range(1, n_steps + 1):
-        prompts = sample_prompts(instance, rng, batch_size)
-        responses = sample_responses(log_probs, prompts, rng)
-        params = params + eta * network_sampled_gradient(instance, network, params, prompts, responses, beta, baseline)
-        recorder.count_responses(batch_size)
-        recorder.count_gradient_steps()
-        log_probs = network_log_policy(instance, network, params)
-        if step % record_every == 0 or step == n_steps:
-            recorder.record_policy(instance, log_probs)
-    return recorder.finish()
-
-
-def _noclip_terms(
-    instance: BanditInstance, network: TwoLayerNetwork, params: np.ndarray, batch: ResponseBatch
-) -> tuple[ForwardPass, np.ndarray]:
-    passed = forward(instance, network, params)
-    return passed, passed.log_probs[batch.prompts, batch.responses] - batch.log_sampling
-
-
-def network_ppo_noclip_objective(
-    instance: BanditInstance, network: TwoLayerNetwork, params: np.ndarray, batch: ResponseBatch, beta: float
-) -> float:
-    """PPO-NoClip's ``L_t = mean_i [w_i r_i - beta (w_i log w_i - w_i + 1)]`` for the network (paper Algorithm 1, cf. Eq. (20)).
-
-    The objective of :func:`covpo.algorithms.ppo_noclip.ppo_noclip_objective`, with
-    ``w_i = pi_params(y_i|x_i) / pi_t(y_i|x_i)`` and ``pi_t`` the policy ``batch`` was drawn from.
-    """
-    beta = check_positive("beta", beta)
-    _, log_ratio = _noclip_terms(instance, network, params, batch)
-    weights = np.exp(log_ratio)
-    return float(np.mean(weights * batch.rewards - beta * (weights * log_ratio - weights + 1.0)))
-
-
-def network_ppo_noclip_gradient(
-    instance: BanditInstance, network: TwoLayerNetwork, params: np.ndarray, batch: ResponseBatch, beta: float
-) -> np.ndarray:
-    """``grad L_t = mean_i w_i (r_i - beta log w_i) grad log pi(y_i|x_i)`` through the network (Algorithm 1)."""
-    beta = check_positive("beta", beta)
-    passed, log_ratio = _noclip_terms(instance, network, params, batch)
-    coefficients = np.exp(log_ratio) * (batch.rewards - beta * log_ratio)
-    sensitivity = batch_sensitivity(instance, passed.log_probs, batch.prompts, batch.responses, coefficients)
-    return _backprop(instance, network, params, sensitivity, passed.hidden)
-
-
-def network_ppo_noclip(
-    instance: BanditInstance,
-    network: TwoLayerNetwork,
-    params: np.ndarray,
-    beta: float,
-    n_iterations: int,
-    *,
-    batch_size: int,
-    inner_steps: int,
-    eta: float,
-    rng: np.random.Generator,
-    record_each_step: bool = False,
-) -> Trajectory:
-    """PPO-NoClip (paper Algorithm 1, section 3.2) through the network: APMD with a reused batch.
-
-    Each outer iteration resets ``pi_ref <- pi_t``, draws ``N = batch_size`` prompts with one
-    response each from ``pi_t`` (:func:`covpo.batches.draw_batch`) and takes ``K = inner_steps``
-    steps along :func:`network_ppo_noclip_gradient` on that batch, as
-    :func:`covpo.algorithms.ppo_noclip.ppo_noclip` does for the softmax-linear policy. Costs:
-    one reset, ``N`` responses and ``K`` gradient steps per outer iteration. Returns the
-    trajectory with the flat parameters after every outer iteration in ``thetas`` (``params_0``
-    first) and each inner loop's accuracy ``E_x KL(pi_{t+1} || pi*_{t+1})`` in ``inner_kl``.
-    Raises ``FloatingPointError`` if a step leaves the parameters non-finite.
-    """
-    network = _check_network(instance, network)
-    params = network.check_params(params).copy()
-    beta = check_positive("beta", beta)
-    n_iterations = check_count("n_iterations", n_iterations)
-    batch_size = check_count("batch_size", batch_size)
-    inner_steps = check_count("inner_steps", inner_steps)
-    eta = check_positive("eta", eta)
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy Generator, got {rng!r}")
-    recorder = TrajectoryRecorder(
-        "PPO-NoClip",
-        instance.optimal_value,
-        _network_settings(
-            network, beta=beta, n_iterations=n_iterations, batch_size=batch_size, inner_steps=inner_steps, eta=eta
-        ),
-    )
-    log_probs = network_log_policy(instance, network, params)
-    recorder.record_policy(instance, log_probs)
-    history, inner_kl = [params], []
-    for t in range(n_iterations):
-        log_reference = log_probs  # reset the reference to pi_t
-        recorder.count_reset()
-        batch = draw_batch(instance, log_reference, batch_size, rng)
-        recorder.count_responses(batch.size)
-        for k in range(inner_steps):
-            with np.errstate(over="ignore", invalid="ignore"):
-                gradient = network_ppo_noclip_gradient(instance, network, params, batch, beta)
-            params = ascent_step(params, eta, gradient, t, k + 1)
-            recorder.count_gradient_steps()
-            if record_each_step:
-                recorder.record_policy(instance, network_log_policy(instance, network, params))
-        log_probs = network_log_policy(instance, network, params)
-        inner_kl.append(expected_kl(instance, log_probs, regularized_optimum(instance, log_reference, beta)))
-        if not record_each_step:
-            recorder.record_policy(instance, log_probs)
-        history.append(params)
-    return recorder.finish(thetas=history, inner_kl=inner_kl)
+    return expected_kl(instance, base_log_policy(instance), forward(instance, network, params).log_probs)
 
 
 # ---------------------------------------------------------------------------------------
@@ -827,75 +534,33 @@ RANDOM_SETTINGS = ExperimentSettings(
 """Settings on the random dialled-coverage instance (the PPO-NoClip ones are chapter 4's)."""
 
 
-Run = tuple[Trajectory, np.ndarray | None]
-"""A run's trajectory and, for a reset method, the accuracy of each of its inner loops."""
-
-
-def _linear_run(method: str, instance: BanditInstance, s: ExperimentSettings, seed: int) -> Run:
-    """One method with the softmax-linear policy, starting at ``theta_0``."""
+def _run(method: str, instance: BanditInstance, policy: PolicyClass, s: ExperimentSettings, seed: int) -> Trajectory:
+    """One method of :data:`METHODS` with ``policy``, starting at its ``initial_params``, through :func:`covpo.run`."""
     if method == "exact REINFORCE":
-        trajectory = covpo.run(
-            "reinforce_exact", instance, eta=s.reinforce_eta, n_iterations=s.reinforce_steps,
+        return covpo.run(
+            "reinforce_exact", instance, policy=policy, eta=s.reinforce_eta, n_iterations=s.reinforce_steps,
             record_every=s.record_every,
         )
-        return trajectory, None
     if method.startswith("exact APMD"):
         steps = s.few_inner_steps if method.endswith("few inner steps") else s.many_inner_steps
-        trajectory = covpo.run(
-            "apmd", instance, beta=s.beta, eta=s.apmd_eta, n_iterations=s.apmd_steps // steps, inner_steps=steps
+        return covpo.run(
+            "apmd", instance, policy=policy, beta=s.beta, eta=s.apmd_eta, n_iterations=s.apmd_steps // steps,
+            inner_steps=steps,
         )
-        return trajectory, trajectory.inner_kl
     rng = np.random.default_rng(seed)
     if method == "sampled REINFORCE":
-        trajectory = covpo.run(
-            "reinforce", instance, rng=rng, eta=s.sampled_eta, n_iterations=s.sampled_steps,
+        return covpo.run(
+            "reinforce", instance, rng=rng, policy=policy, eta=s.sampled_eta, n_iterations=s.sampled_steps,
             batch_size=s.sampled_batch, record_every=s.record_every,
         )
-        return trajectory, None
     eta = s.ppo_eta * (s.smaller_eta_factor if method.endswith("smaller eta") else 1.0)
-    trajectory = covpo.run(
-        "ppo_noclip", instance, rng=rng, beta=s.beta, eta=eta, n_iterations=s.ppo_iterations,
+    return covpo.run(
+        "ppo_noclip", instance, rng=rng, policy=policy, beta=s.beta, eta=eta, n_iterations=s.ppo_iterations,
         batch_size=s.ppo_batch, inner_steps=s.ppo_inner_steps,
     )
-    return trajectory, trajectory.inner_kl
 
 
-def _network_run(
-    method: str,
-    instance: BanditInstance,
-    network: TwoLayerNetwork,
-    params: np.ndarray,
-    s: ExperimentSettings,
-    seed: int,
-) -> Run:
-    """One method with the network policy, starting at ``params``."""
-    if method == "exact REINFORCE":
-        run = network_exact_reinforce(
-            instance, network, params, s.reinforce_eta, s.reinforce_steps, record_every=s.record_every
-        )
-        return run, None
-    if method.startswith("exact APMD"):
-        steps = s.few_inner_steps if method.endswith("few inner steps") else s.many_inner_steps
-        trajectory = network_exact_apmd(
-            instance, network, params, s.beta, s.apmd_steps // steps, inner_steps=steps, eta=s.apmd_eta
-        )
-        return trajectory, trajectory.inner_kl
-    rng = np.random.default_rng(seed)
-    if method == "sampled REINFORCE":
-        run = network_sampled_reinforce(
-            instance, network, params, s.sampled_eta, s.sampled_steps, s.sampled_batch, rng,
-            record_every=s.record_every,
-        )
-        return run, None
-    eta = s.ppo_eta * (s.smaller_eta_factor if method.endswith("smaller eta") else 1.0)
-    trajectory = network_ppo_noclip(
-        instance, network, params, s.beta, s.ppo_iterations,
-        batch_size=s.ppo_batch, inner_steps=s.ppo_inner_steps, eta=eta, rng=rng,
-    )
-    return trajectory, trajectory.inner_kl
-
-
-def _or_diverged(run: Callable[[], Run]) -> Run | None:
+def _or_diverged(run: Callable[[], Trajectory]) -> Trajectory | None:
     try:
         return run()
     except FloatingPointError:
@@ -1038,14 +703,6 @@ class NonlinearExperiment:
         return "\n".join(lines)
 
 
-def _trajectories_only(all_runs: list) -> tuple:
-    """``[family][method][policy][seed]`` of trajectories (``None`` where diverged) from the runs."""
-    return tuple(
-        tuple(tuple(tuple(None if run is None else run[0] for run in policy) for policy in method) for method in family)
-        for family in all_runs
-    )
-
-
 def _family_instance(family: str, coverage: float) -> BanditInstance:
     return collapse_family((coverage,))[0] if family == "collapse" else random_family((coverage,))[0]
 
@@ -1053,27 +710,26 @@ def _family_instance(family: str, coverage: float) -> BanditInstance:
 def _family_runs(
     instance: BanditInstance, settings: ExperimentSettings, width: int, seeds: tuple[int, ...]
 ) -> tuple[tuple, list[float]]:
-    """``runs[method][policy][seed]`` on one instance, and the network's starting KL per seed."""
+    """``runs[method][policy][seed]`` on one instance (``None`` where diverged), and the network's starting KL per seed."""
     network = network_for(instance, width)
     starts = [initial_parameters(instance, network, np.random.default_rng(seed)) for seed in seeds]
+    linear = SoftmaxLinear(instance)
+    networks = [NetworkPolicy(instance, network, params) for params in starts]
     runs = []
     for method in METHODS:
 
-        def linear(seed: int, method: str = method) -> Run | None:
-            return _or_diverged(lambda: _linear_run(method, instance, settings, seed))
-
-        def nonlinear(params: np.ndarray, seed: int, method: str = method) -> Run | None:
-            return _or_diverged(lambda: _network_run(method, instance, network, params, settings, seed))
+        def one(policy: PolicyClass, seed: int, method: str = method) -> Trajectory | None:
+            return _or_diverged(lambda: _run(method, instance, policy, settings, seed))
 
         if method in EXACT_METHODS:
-            linear_runs = (linear(seeds[0]),) * len(seeds)
+            linear_runs = (one(linear, seeds[0]),) * len(seeds)
         else:
-            linear_runs = tuple(linear(seed) for seed in seeds)
-        runs.append((linear_runs, tuple(nonlinear(params, seed) for params, seed in zip(starts, seeds))))
+            linear_runs = tuple(one(linear, seed) for seed in seeds)
+        runs.append((linear_runs, tuple(one(policy, seed) for policy, seed in zip(networks, seeds))))
     return tuple(runs), [base_fit_kl(instance, network, params) for params in starts]
 
 
-def _measure(runs: list[Run | None], eps: float) -> dict[str, np.ndarray]:
+def _measure(runs: list[Trajectory | None], eps: float) -> dict[str, np.ndarray]:
     """Per run: coverage floor, reached, costs to eps, final gap, worst inner KL, diverged.
 
     ``nan`` and ``-1`` stand in where a run diverged.
@@ -1086,12 +742,12 @@ def _measure(runs: list[Run | None], eps: float) -> dict[str, np.ndarray]:
         (np.nan, False, -1, -1, np.nan, np.nan, True)
         if run is None
         else (
-            run[0].min_log10_coverage,
-            run[0].first_eps_optimal(eps) is not None,
-            cost(run[0].steps_to_eps(eps)),
-            cost(run[0].responses_to_eps(eps)),
-            float(run[0].suboptimality[-1]),
-            np.nan if run[1] is None else float(np.max(run[1])),
+            run.min_log10_coverage,
+            run.first_eps_optimal(eps) is not None,
+            cost(run.steps_to_eps(eps)),
+            cost(run.responses_to_eps(eps)),
+            float(run.suboptimality[-1]),
+            np.nan if run.inner_kl is None else float(np.max(run.inner_kl)),
             False,
         )
         for run in runs
@@ -1152,7 +808,7 @@ def nonlinear_experiment(
         base_log10_coverage=np.array(base_coverage),
         init_kl=np.array(init_kl),
         eps=eps,
-        trajectories=_trajectories_only(all_runs),
+        trajectories=tuple(all_runs),
         settings=settings,
         width=width,
         **measured,

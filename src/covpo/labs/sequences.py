@@ -19,11 +19,14 @@ numbered ``sum_{j<l} V**j`` plus their base-``V`` value. Parameters ``theta`` ha
 ``(n_prompts, n_prefixes, V)`` with ``n_prefixes = sum_{l<L} V**l``.
 
 The module follows the package's data flow: the instance (with a coverage-collapse
-construction after paper section 2.1), the policy and its exact gradients, the algorithms
-(exact REINFORCE, exact APMD with resets, sampled REINFORCE, and a sampled PPO-NoClip-style
-reset method with sequence-level or per-token importance ratios, after paper section 3.2), each
-returning the shared :class:`~covpo.trajectory.Trajectory`, and one experiment that a
-chapter calls in one line.
+construction after paper section 2.1), the policy and its exact gradients, the package's view
+of it (:func:`bandit_view`, a bandit over the enumerated sequences, and :class:`TokenPolicy`,
+the token-level policy class), through which :func:`run_on_sequences` runs the package's own
+REINFORCE (exact and sampled) and APMD on token logits; then the one algorithm the package does
+not have, a sampled PPO-NoClip-style reset method with groups of sequences and sequence-level or
+per-token importance ratios, optionally clipped per token (after paper section 3.2); every run
+returns the shared :class:`~covpo.trajectory.Trajectory`, and one experiment that a chapter
+calls in one line.
 """
 
 from __future__ import annotations
@@ -33,10 +36,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import logsumexp
 
+from covpo import algorithms
+from covpo.algorithms.reinforce import leave_one_out_baseline
+from covpo.batches import ResponseBatch
 from covpo.collapse_instance import DEFAULT_DISTRACTOR_PROB, DEFAULT_OPTIMAL_PROB
-from covpo.instances import OPTIMAL_REWARD_TOLERANCE
+from covpo.instances import OPTIMAL_REWARD_TOLERANCE, BanditInstance
 from covpo.policies import kl_per_prompt, sample_responses
-from covpo.algorithms.reinforce import check_baseline, leave_one_out_baseline
 from covpo.table import Table
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import (
@@ -449,129 +454,103 @@ def regularized_gradient(
 
 
 # ---------------------------------------------------------------------------------------
-# Exact algorithms
+# The package's view: a bandit over the enumerated sequences, and the token-level policy class
 
 
-def _record(
-    recorder: TrajectoryRecorder, instance: SequenceInstance, log_probs: np.ndarray, log_base: np.ndarray
-) -> None:
-    """Keep an iterate's reward, per-prompt log coverage and KL to the base model, all exact."""
-    recorder.record(
-        expected_reward(instance, log_probs),
-        log_coverage(instance, log_probs),
-        expected_kl(instance, log_probs, log_base),
-    )
+def bandit_view(instance: SequenceInstance) -> BanditInstance:
+    """The sequence instance as a :class:`~covpo.instances.BanditInstance` whose responses are the ``V**L`` sequences.
 
-
-def _start(instance: SequenceInstance, theta: np.ndarray | None) -> np.ndarray:
-    return instance.base_theta.copy() if theta is None else _check_theta(instance, theta).copy()
-
-
-def exact_sequence_reinforce(
-    instance: SequenceInstance,
-    eta: float,
-    n_steps: int,
-    beta: float | None = None,
-    record_every: int = 1,
-    theta: np.ndarray | None = None,
-) -> Trajectory:
-    """Exact REINFORCE on token logits: ``theta <- theta + eta grad J_beta(pi_theta; pi_0)`` (paper section 2.1).
+    It carries what the package's algorithms read from an instance: ``rho``, the rewards of
+    whole sequences, ``Y*(x)`` and the response sampling over the enumerated table (paper
+    section 1.2). Its one feature ``phi(x, y) = log pi_0(y|x)`` with ``theta_0 = 1`` makes its
+    own softmax-linear base model the sequence base model ``pi_0``; the algorithms
+    differentiate the token logits through :class:`TokenPolicy`, passed as their ``policy``.
 
     Parameters
     ----------
     instance
-        A :class:`SequenceInstance`.
-    eta
-        Learning rate, ``> 0``.
-    n_steps
-        Number of gradient steps, ``>= 1``.
-    beta
-        KL strength toward the fixed base model, ``> 0``; ``None`` ascends plain ``J``.
-    record_every
-        Record every ``record_every``-th iterate (the first and last are always recorded).
-    theta
-        Starting token logits; the base model's by default.
-
-    Returns
-    -------
-    Trajectory
-        One gradient step per update, no sampled responses, no resets.
+        A :class:`SequenceInstance`; its arrays are copied, not shared.
     """
-    eta = check_positive("eta", eta)
-    n_steps = check_count("n_steps", n_steps)
-    beta = None if beta is None else check_positive("beta", beta)
-    record_every = check_count("record_every", record_every)
-    theta = _start(instance, theta)
     log_base = base_sequence_log_policy(instance)
-    recorder = TrajectoryRecorder(
-        "exact REINFORCE (sequences)", instance.optimal_value, {"eta": eta, "beta": beta, "n_steps": n_steps}
+    return BanditInstance(
+        prompt_probs=instance.prompt_probs.copy(),
+        features=log_base[:, :, None],
+        rewards=instance.rewards.copy(),
+        base_theta=np.ones(1),
+        optimal_mask=instance.optimal_mask.copy(),
     )
-    _record(recorder, instance, sequence_log_policy(instance, theta), log_base)
-    for step in range(1, n_steps + 1):
-        gradient = (
-            reward_gradient(instance, theta) if beta is None else regularized_gradient(instance, theta, log_base, beta)
-        )
-        theta = theta + eta * gradient
-        recorder.count_gradient_steps()
-        if step % record_every == 0 or step == n_steps:
-            _record(recorder, instance, sequence_log_policy(instance, theta), log_base)
-    return recorder.finish()
 
 
-def exact_sequence_apmd(
-    instance: SequenceInstance,
-    beta: float,
-    eta: float,
-    inner_steps: int,
-    n_iterations: int,
-    record_each_step: bool = False,
-) -> Trajectory:
-    """Exact APMD with reference resets on token logits (paper section 3.1).
+@dataclass(frozen=True, eq=False)
+class TokenPolicy:
+    """The tabular autoregressive class as a :class:`~covpo.policy_classes.PolicyClass` (after paper section 2.2).
 
-    Each outer iteration resets the reference to ``pi_t`` (one reset) and takes
-    ``inner_steps`` exact gradient-ascent steps on ``J(pi_theta) - beta E_x KL(pi_theta || pi_t)``,
-    the KL over whole sequences. The target ``pi_t exp(r / beta) / Z`` is in the tabular
-    autoregressive class, so enough inner steps reach it.
+    Parameters are the token logits ``theta[x, h, a]`` flattened; a sequence's score is the sum
+    of its token scores ``1[a = y_t] - pi_theta(a|x, h)`` at its own prefixes
+    (:func:`token_score_sum`). Pass it with :func:`bandit_view` of the same instance to
+    :func:`covpo.run`, as :func:`run_on_sequences` does.
 
     Parameters
     ----------
     instance
-        A :class:`SequenceInstance`.
-    beta
-        Regularization strength toward each reset reference, ``> 0``.
-    eta
-        Inner learning rate, ``> 0``.
-    inner_steps
-        Gradient steps per reset ``K``, ``>= 1``.
-    n_iterations
-        Number of resets ``T``, ``>= 1``.
-    record_each_step
-        Record every gradient step's iterate, not only the end of each outer iteration.
+        The :class:`SequenceInstance` whose token logits are the parameters.
     """
-    beta = check_positive("beta", beta)
-    eta = check_positive("eta", eta)
-    inner_steps = check_count("inner_steps", inner_steps)
-    n_iterations = check_count("n_iterations", n_iterations)
-    theta = instance.base_theta.copy()
-    log_base = log_probs = base_sequence_log_policy(instance)
-    recorder = TrajectoryRecorder(
-        "exact APMD (sequences)",
-        instance.optimal_value,
-        {"beta": beta, "eta": eta, "inner_steps": inner_steps, "n_iterations": n_iterations},
-    )
-    _record(recorder, instance, log_probs, log_base)
-    for _ in range(n_iterations):
-        recorder.count_reset()
-        log_reference = log_probs
-        for _ in range(inner_steps):
-            theta = theta + eta * regularized_gradient(instance, theta, log_reference, beta)
-            recorder.count_gradient_steps()
-            if record_each_step:
-                _record(recorder, instance, sequence_log_policy(instance, theta), log_base)
-        log_probs = sequence_log_policy(instance, theta)
-        if not record_each_step:
-            _record(recorder, instance, log_probs, log_base)
-    return recorder.finish()
+
+    instance: SequenceInstance
+
+    @property
+    def initial_params(self) -> np.ndarray:
+        """The base model's token logits ``theta_0``, flattened."""
+        return self.instance.base_theta.flatten()
+
+    def token_logits(self, params: np.ndarray) -> np.ndarray:
+        """The flat parameters as token logits, shape ``(n_prompts, n_prefixes, V)``."""
+        theta = self.instance.base_theta
+        return check_shape("params", check_finite_array("params", params, ndim=1), (theta.size,)).reshape(theta.shape)
+
+    def log_policy(self, params: np.ndarray) -> np.ndarray:
+        """``log pi_theta(y|x)`` over all sequences (:func:`sequence_log_policy`)."""
+        return sequence_log_policy(self.instance, self.token_logits(params))
+
+    def batch_score_average(
+        self, params: np.ndarray, batch: ResponseBatch, coefficients: np.ndarray, log_probs: np.ndarray
+    ) -> np.ndarray:
+        """``mean_i c_i grad log pi_theta(y_i|x_i)``, the coefficients summed onto the sequence table first."""
+        coefficients = np.asarray(coefficients, dtype=float)
+        table = _scatter(self.instance, batch.prompts, batch.responses, coefficients / coefficients.size)
+        return token_score_sum(self.instance, self.token_logits(params), table).ravel()
+
+    def population_score_sum(self, params: np.ndarray, advantage: np.ndarray, log_probs: np.ndarray) -> np.ndarray:
+        """``E_x E_{y~pi}[(A(x, y) - E_pi A) grad log pi_theta(y|x)]``, exact over all sequences."""
+        next_token = next_token_log_probs(self.instance, self.token_logits(params))
+        return _exact_policy_gradient(self.instance, next_token, log_probs, advantage).ravel()
+
+
+def run_on_sequences(
+    name: str, instance: SequenceInstance, *, rng: np.random.Generator | None = None, **hyperparameters: object
+) -> Trajectory:
+    """Run the package's algorithm ``name`` (:func:`covpo.run`) on the token logits of a :class:`SequenceInstance`.
+
+    The algorithm sees :func:`bandit_view` of ``instance`` and differentiates :class:`TokenPolicy`;
+    every iterate is evaluated exactly over all ``V**L`` sequences, its KL measured to the
+    sequence base model. For example ``run_on_sequences("apmd", instance, beta=0.5, eta=4.0,
+    n_iterations=40, inner_steps=8)`` is exact APMD with resets on the token logits (paper
+    section 3.1): the target ``pi_t exp(r / beta) / Z`` is in the tabular autoregressive class,
+    so enough inner steps reach it.
+
+    Parameters
+    ----------
+    name
+        A key of :data:`covpo.ALGORITHMS` whose function takes ``policy`` (``"reinforce_exact"``,
+        ``"reinforce"``, ``"apmd"``, ...).
+    instance
+        The :class:`SequenceInstance`.
+    rng
+        The generator of an algorithm that samples; ``None`` for an exact one.
+    **hyperparameters
+        Keyword-only, as :func:`covpo.run` takes them.
+    """
+    return algorithms.run(name, bandit_view(instance), rng=rng, policy=TokenPolicy(instance), **hyperparameters)
 
 
 # ---------------------------------------------------------------------------------------
@@ -603,13 +582,6 @@ def sample_sequences(
     return prompts, sample_responses(_check_table(instance, "log_probs", log_probs), prompts, rng)
 
 
-def _baseline_advantages(shaped: np.ndarray, baseline: str) -> np.ndarray:
-    """Shaped rewards minus the mean of the others (``"leave_one_out"``) or of all (``"batch_mean"``), last axis."""
-    if baseline == "leave_one_out":
-        return shaped - leave_one_out_baseline(shaped)
-    return shaped - shaped.sum(axis=-1, keepdims=True) / shaped.shape[-1]
-
-
 def _scatter(
     instance: SequenceInstance, prompts: np.ndarray, sequences: np.ndarray, coefficients: np.ndarray
 ) -> np.ndarray:
@@ -617,72 +589,6 @@ def _scatter(
     table = np.zeros((instance.n_prompts, instance.n_sequences) + coefficients.shape[prompts.ndim :])
     np.add.at(table, (prompts, sequences), coefficients)
     return table
-
-
-def sampled_reinforce_gradient(
-    instance: SequenceInstance,
-    theta: np.ndarray,
-    prompts: np.ndarray,
-    sequences: np.ndarray,
-    beta: float | None = None,
-    baseline: str = "leave_one_out",
-) -> np.ndarray:
-    """The score-function estimate ``mean_i A_i grad log pi_theta(y_i|x_i)`` of ``grad J_beta(pi_theta; pi_0)``.
-
-    ``A_i`` is the shaped reward ``r - beta log(pi_theta / pi_0)`` of the whole sequence (just
-    ``r`` without ``beta``) minus the leave-one-out or batch-mean baseline, as in
-    :func:`covpo.algorithms.reinforce.sampled_gradient` (paper section 2.1).
-    """
-    prompts = np.ravel(prompts).astype(np.int64)
-    sequences = np.ravel(sequences).astype(np.int64)
-    check_baseline(baseline, prompts.size)
-    shaped = instance.rewards[prompts, sequences]
-    if beta is not None:
-        beta = check_positive("beta", beta)
-        log_ratio = sequence_log_policy(instance, theta) - base_sequence_log_policy(instance)
-        shaped = shaped - beta * log_ratio[prompts, sequences]
-    advantages = _baseline_advantages(shaped, baseline) / prompts.size
-    return token_score_sum(instance, theta, _scatter(instance, prompts, sequences, advantages))
-
-
-def sampled_sequence_reinforce(
-    instance: SequenceInstance,
-    eta: float,
-    n_steps: int,
-    batch_size: int,
-    rng: np.random.Generator | int,
-    beta: float | None = None,
-    baseline: str = "leave_one_out",
-    record_every: int = 1,
-) -> Trajectory:
-    """Stochastic REINFORCE: each step draws ``batch_size`` pairs ``x ~ rho, y ~ pi_theta(.|x)`` (sampled, after paper section 2.1).
-
-    The update is ``theta <- theta + eta g`` with ``g`` from :func:`sampled_reinforce_gradient`.
-    Costs: one gradient step and ``batch_size`` responses per update.
-    """
-    eta = check_positive("eta", eta)
-    n_steps = check_count("n_steps", n_steps)
-    batch_size = check_count("batch_size", batch_size)
-    check_baseline(baseline, batch_size)
-    record_every = check_count("record_every", record_every)
-    rng = as_generator(rng)
-    theta = instance.base_theta.copy()
-    log_base = log_probs = base_sequence_log_policy(instance)
-    recorder = TrajectoryRecorder(
-        "sampled REINFORCE (sequences)",
-        instance.optimal_value,
-        {"eta": eta, "beta": beta, "n_steps": n_steps, "batch_size": batch_size, "baseline": baseline},
-    )
-    _record(recorder, instance, log_probs, log_base)
-    for step in range(1, n_steps + 1):
-        prompts, sequences = sample_sequences(instance, log_probs, rng, batch_size)
-        theta = theta + eta * sampled_reinforce_gradient(instance, theta, prompts, sequences, beta, baseline)
-        recorder.count_responses(batch_size)
-        recorder.count_gradient_steps()
-        log_probs = sequence_log_policy(instance, theta)
-        if step % record_every == 0 or step == n_steps:
-            _record(recorder, instance, log_probs, log_base)
-    return recorder.finish()
 
 
 # ---------------------------------------------------------------------------------------
@@ -737,10 +643,11 @@ def draw_sequence_batch(
     """
     group_size = check_count("group_size", group_size, minimum=2)
     prompts, sequences = sample_sequences(instance, sequence_log_policy(instance, theta), rng, batch_size, group_size)
+    rewards = instance.rewards[prompts, sequences]
     return SequenceBatch(
         prompts=prompts,
         sequences=sequences,
-        advantages=_baseline_advantages(instance.rewards[prompts, sequences], "leave_one_out"),
+        advantages=rewards - leave_one_out_baseline(rewards),
         log_sampling_tokens=batch_token_log_probs(instance, theta, prompts, sequences),
     )
 
@@ -863,6 +770,17 @@ class SequencePPORun:
 
     trajectory: Trajectory
     ratios: SequenceRatioRecord
+
+
+def _record(
+    recorder: TrajectoryRecorder, instance: SequenceInstance, log_probs: np.ndarray, log_base: np.ndarray
+) -> None:
+    """Keep an iterate's reward, per-prompt log coverage and KL to the base model, all exact."""
+    recorder.record(
+        expected_reward(instance, log_probs),
+        log_coverage(instance, log_probs),
+        expected_kl(instance, log_probs, log_base),
+    )
 
 
 def _ratio_name(ratio: str, clip_eps: float | None) -> str:
@@ -1155,9 +1073,9 @@ def sequence_experiment(
 ) -> SequenceExperiment:
     """Run every measurement of the token-sequence laboratory (a few seconds with the defaults).
 
-    1. Exact REINFORCE (no KL) and exact APMD on :func:`sequence_collapse_instance` with the
-       optimal sequence and the distractor separated at the first token (shared prefix 0)
-       and at the last (shared prefix ``L - 1``).
+    1. Exact REINFORCE (no KL) and exact APMD, the package's through :func:`run_on_sequences`,
+       on :func:`sequence_collapse_instance` with the optimal sequence and the distractor
+       separated at the first token (shared prefix 0) and at the last (shared prefix ``L - 1``).
     2. At shared prefix 0: sampled REINFORCE (batch 64) and the sampled reset method in the
        flavours of :data:`PPO_FLAVOURS` (batch 8 prompts x 4 sequences, ``apmd_iterations``
        resets of ``inner_steps`` steps).
@@ -1172,15 +1090,20 @@ def sequence_experiment(
     shared_prefixes = np.array([0, length - 1])
     instances = [sequence_collapse_instance(gap, vocab_size, length, shared_prefix=int(k)) for k in shared_prefixes]
     reinforce = tuple(
-        exact_sequence_reinforce(instance, eta, reinforce_steps, record_every=10) for instance in instances
+        run_on_sequences("reinforce_exact", instance, eta=eta, n_iterations=reinforce_steps, record_every=10)
+        for instance in instances
     )
     apmd = tuple(
-        exact_sequence_apmd(instance, beta, eta, inner_steps, apmd_iterations, record_each_step=True)
+        run_on_sequences(
+            "apmd", instance, beta=beta, eta=eta, n_iterations=apmd_iterations, inner_steps=inner_steps,
+            record_each_step=True,
+        )
         for instance in instances
     )
     sampled = (
-        sampled_sequence_reinforce(
-            instances[0], eta, DEFAULT_SAMPLED_REINFORCE_STEPS, DEFAULT_SAMPLED_REINFORCE_BATCH, seed, record_every=10
+        run_on_sequences(
+            "reinforce", instances[0], rng=np.random.default_rng(seed), eta=eta,
+            n_iterations=DEFAULT_SAMPLED_REINFORCE_STEPS, batch_size=DEFAULT_SAMPLED_REINFORCE_BATCH, record_every=10,
         ),
         *(run.trajectory for run in _ppo_runs(instances[0], beta, eta, inner_steps, apmd_iterations, seed)),
     )
