@@ -74,3 +74,14 @@ def test_front_page_gives_the_readme_commands():
     readme = bash_blocks(REPOSITORY / "README.md")
     front = bash_blocks(REPOSITORY / "book" / "intro.md")
     assert front == readme[:2], "book/intro.md must show the README's build and test commands, unchanged"
+
+
+def test_every_module_of_the_package_is_on_the_api_page():
+    package = REPOSITORY / "src" / "covpo"
+    modules = {
+        ".".join(("covpo", *path.relative_to(package).with_suffix("").parts)).removesuffix(".__init__")
+        for path in package.rglob("*.py")
+    }
+    documented = set(re.findall(r"^\.\. automodule:: (\S+)$", (REPOSITORY / "book" / "api.md").read_text(), re.M))
+    assert modules - documented == set(), "modules missing from book/api.md"
+    assert documented - modules == set(), "book/api.md documents modules that do not exist"

@@ -19,9 +19,19 @@ def _describe(value: object) -> str:
     return f"array of shape {array.shape}"
 
 
+def _real(name: str, value: object, requirement: str) -> float:
+    """``value`` as a float if it is a real number (not a bool, string, ``None`` or array), else raise naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be {requirement}, got {value!r}")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{name} must be {requirement}, got {value!r}") from None
+
+
 def check_positive(name: str, value: float) -> float:
     """Return ``value`` as a float, or raise if it is not a finite number above zero."""
-    number = float(value)
+    number = _real(name, value, "a finite number > 0")
     if not np.isfinite(number) or number <= 0.0:
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
     return number
@@ -43,17 +53,21 @@ def check_option(name: str, value: object, allowed: tuple[str, ...]) -> str:
 
 def check_nonnegative(name: str, value: float) -> float:
     """Return ``value`` as a float, or raise if it is negative or not finite."""
-    number = float(value)
+    number = _real(name, value, "a finite number >= 0")
     if not np.isfinite(number) or number < 0.0:
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
     return number
 
 
 def check_count(name: str, value: int, minimum: int = 1) -> int:
-    """Return ``value`` as an int, or raise if it is not an integer at least ``minimum``."""
-    if isinstance(value, bool) or int(value) != value or int(value) < minimum:
+    """Return ``value`` as an int, or raise if it is not an integer at least ``minimum``.
+
+    Integral floats such as ``3.0`` are accepted; NaN, infinity, strings, ``None`` and bools are not.
+    """
+    number = _real(name, value, f"an integer >= {minimum}")
+    if not np.isfinite(number) or number != int(number) or int(number) < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    return int(number)
 
 
 def check_positive_grid(name: str, values: object, integers: bool = False) -> np.ndarray:
@@ -68,21 +82,55 @@ def check_positive_grid(name: str, values: object, integers: bool = False) -> np
 
 def check_probability(name: str, value: float) -> float:
     """Return ``value`` as a float, or raise if it lies outside the open interval (0, 1)."""
-    number = float(value)
+    number = _real(name, value, "a number strictly between 0 and 1")
     if not 0.0 < number < 1.0:
         raise ValueError(f"{name} must lie strictly between 0 and 1, got {value!r}")
     return number
 
 
 def check_finite_array(name: str, value: object, ndim: int | None = None) -> np.ndarray:
-    """Return ``value`` as a float array, or raise if it holds NaN or infinity or has the wrong rank."""
-    array = np.asarray(value, dtype=float)
+    """Return ``value`` as a float array, or raise if it holds NaN or infinity, is not numeric, or has the wrong rank."""
+    array = _float_array(name, value)
     if ndim is not None and array.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s), got {_describe(array)}")
     if not np.all(np.isfinite(array)):
         bad = array[~np.isfinite(array)].ravel()[0]
         raise ValueError(f"{name} must be finite everywhere, found {bad!r}")
     return array
+
+
+def _float_array(name: str, value: object) -> np.ndarray:
+    """``value`` as a float array, or raise naming ``name`` if it is not numeric (strings, ``None``, ragged lists)."""
+    if value is None or isinstance(value, (str, bytes)):
+        raise ValueError(f"{name} must be an array of numbers, got {value!r}")
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of numbers, got {value!r}") from None
+    return array
+
+
+def check_index_array(name: str, value: object, upper: int) -> np.ndarray:
+    """Return ``value`` as an int64 array of indices in ``[0, upper)``, or raise naming ``name``."""
+    array = _float_array(name, value)
+    if array.size and (not np.all(np.isfinite(array)) or np.any(array != np.round(array))):
+        raise ValueError(f"{name} must hold integer indices, got {value!r}")
+    indices = array.astype(np.int64)
+    if indices.size and (indices.min() < 0 or indices.max() >= upper):
+        raise ValueError(f"{name} must hold indices in [0, {upper}), got values from {indices.min()} to {indices.max()}")
+    return indices
+
+
+def check_mask(name: str, value: object, shape: tuple[int, ...]) -> np.ndarray:
+    """Return ``value`` as a boolean array of ``shape``, or raise if it is not boolean (0/1 integers are accepted)."""
+    if value is None or isinstance(value, (str, bytes)):
+        raise ValueError(f"{name} must be a boolean array of shape {tuple(shape)}, got {value!r}")
+    array = np.asarray(value)
+    if array.dtype != bool:
+        if not np.issubdtype(array.dtype, np.integer) or not np.all((array == 0) | (array == 1)):
+            raise ValueError(f"{name} must be a boolean array (True/False), got values of type {array.dtype}")
+        array = array.astype(bool)
+    return check_shape(name, array, shape)
 
 
 def check_shape(name: str, array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -108,8 +156,9 @@ def check_log_distribution(name: str, value: object) -> np.ndarray:
     """Return ``value`` as log-probabilities whose exponentials sum to one along the last axis.
 
     ``-inf`` entries (responses of probability zero) are allowed; NaN and ``+inf`` are not.
+    A table of probabilities where log-probabilities are expected fails the normalization check.
     """
-    array = np.asarray(value, dtype=float)
+    array = _float_array(name, value)
     if np.any(np.isnan(array)) or np.any(array == np.inf):
         raise ValueError(f"{name} must hold log-probabilities (no NaN or +inf)")
     if np.any(array > PROBABILITY_TOLERANCE):
