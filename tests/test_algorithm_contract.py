@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -20,6 +21,8 @@ import pytest
 
 import covpo
 from covpo import ALGORITHMS, Trajectory
+from covpo.algorithms.steps import UnstableStepWarning
+from covpo.collapse_instance import collapse_instance
 from covpo.instances import BanditInstance
 
 #: Small hyperparameters per registered name: each run takes well under a second.
@@ -215,3 +218,98 @@ def test_hyperparameters_use_the_one_spelling(name):
     assert spelled <= VOCABULARY | ALGORITHM_OPTIONS, sorted(spelled - VOCABULARY - ALGORITHM_OPTIONS)
     assert set(ALGORITHMS[name].fixed) <= spelled
     assert set(HYPERPARAMETERS[name]) <= spelled
+
+
+#: Values that are not an instance at all, or an instance of the wrong kind.
+BAD_INSTANCES = (None, "instance", 3)
+
+
+def test_a_collapse_instance_where_a_bandit_is_expected_is_named(instance):
+    collapse = collapse_instance(0.1)
+    for case in CASES:
+        with pytest.raises(ValueError, match=r"\binstance\b.*BanditInstance"):
+            run_case(case, collapse)
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("bad", BAD_INSTANCES, ids=repr)
+def test_a_bad_instance_raises_a_value_error_naming_it(case, bad):
+    name, hyperparameters = CASES[case]
+    with pytest.raises(ValueError, match=r"\binstance\b"):
+        run_case(case, bad)
+    # the algorithm's own function checks it too, under the same name
+    rng = {"rng": np.random.default_rng(0)} if ALGORITHMS[name].samples else {}
+    with pytest.raises(ValueError, match=r"\binstance\b"):
+        ALGORITHMS[name](bad, **rng, **hyperparameters)
+
+
+@pytest.mark.parametrize("name", [name for name, algorithm in ALGORITHMS.items() if algorithm.samples])
+@pytest.mark.parametrize("bad", [0, "rng", np.random.RandomState(0)], ids=repr)
+def test_a_bad_generator_is_named(name, bad, instance):
+    with pytest.raises(ValueError, match=r"\brng\b"):
+        covpo.run(name, instance, rng=bad, **HYPERPARAMETERS[name])
+    with pytest.raises(ValueError, match=r"\brng\b"):
+        ALGORITHMS[name](instance, rng=bad, **HYPERPARAMETERS[name])
+
+
+#: Bad counts and strengths, checked before they are converted (no OverflowError, no hang at 1e308).
+BAD_NUMBERS = (
+    *(("n_iterations", value) for value in (math.nan, math.inf, "3", None, True, 1e308, 2.5, -1)),
+    *(("beta", value) for value in (math.nan, math.inf, -math.inf, "1", None)),
+    *(("eta", value) for value in (math.inf, -1.0, "0.5", None)),
+    *(("inner_steps", value) for value in (math.nan, 1e308, "2")),
+    *(("batch_size", value) for value in (math.inf, None, False)),
+)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bad_counts_and_strengths_raise_value_errors_naming_them(case, instance):
+    known = parameters(CASES[case][0])
+    for argument, value in BAD_NUMBERS:
+        if argument in known and not (CASES[case][0] == "npg" and argument == "batch_size" and value is None):
+            with pytest.raises(ValueError, match=rf"\b{argument}\b"):
+                run_case(case, instance, **{argument: value})
+
+
+@pytest.mark.parametrize("case", [case for case in CASES if "eta" in parameters(CASES[case][0])])
+def test_a_huge_learning_rate_diverges_cleanly_or_stays_finite(case, instance):
+    # eta = 1e308 is a valid number: a clear FloatingPointError (a diverging run), or a finite result
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnstableStepWarning)
+        try:
+            trajectory = run_case(case, instance, eta=1e308)
+        except FloatingPointError as error:
+            assert "eta" in str(error)
+            return
+    assert np.all(np.isfinite(trajectory.reward)) and np.all(np.isfinite(trajectory.kl_to_base))
+
+
+#: Every run with a KL step: the registry name and the hyperparameters that turn the step on.
+KL_STEPS = {
+    "reinforce": {"beta": 1e8}, "reinforce_exact": {"beta": 1e8}, "apmd": {"beta": 1e8},
+    "ppo_noclip": {"beta": 1e8}, "ppo_lite": {"beta": 1e8}, "grpo_fixed": {"beta": 1e8}, "grpo_reset": {"beta": 1e8},
+    "kimipo": {"beta": 1e8}, "kimipo_norm": {"beta": 1e8}, "rebel_onpolicy": {"beta": 1e8},
+}
+
+
+def test_every_algorithm_with_a_learning_rate_and_a_kl_term_is_checked_for_stability():
+    with_kl_step = {name for name in ALGORITHMS if {"eta", "beta"} <= set(parameters(name))}
+    assert with_kl_step == set(KL_STEPS)
+
+
+@pytest.mark.parametrize("case", KL_STEPS)
+def test_a_step_far_beyond_the_stable_range_warns_with_the_range(case, instance):
+    with pytest.warns(UnstableStepWarning, match=r"stable for eta \*.*< 2, here eta < "):
+        try:
+            run_case(case, instance, eta=1.0, **KL_STEPS[case])
+        except FloatingPointError:
+            pass  # a diverging run may also stop; the warning came first
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_contract_settings_do_not_warn(case, instance):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnstableStepWarning)
+        run_case(case, instance)
+        if "beta" in parameters(CASES[case][0]) and not ALGORITHMS[CASES[case][0]].resets:
+            run_case(case, instance, beta=0.05)

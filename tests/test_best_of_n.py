@@ -65,3 +65,25 @@ def test_best_of_n_run_reports_the_exact_best_of_n_policy_at_its_size():
     np.testing.assert_array_equal(run("best_of_n", instance, delta=0.05).reward, trajectory.reward)
     with pytest.raises(ValueError, match="delta"):
         best_of_n(instance, delta=0.0)
+
+
+def test_nan_or_probabilities_where_log_probabilities_are_expected_are_refused():
+    instance = coverage_instance(0.3)
+    log_probs = base_log_policy(instance).copy()
+    log_probs[0, 0] = np.nan
+    with pytest.raises(ValueError, match="log_probs"):
+        sampled_best_of_n(instance, log_probs, 3, 10, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="log_probs"):
+        sampled_best_of_n(instance, np.exp(base_log_policy(instance)), 3, 10, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="rng"):
+        sampled_best_of_n(instance, base_log_policy(instance), 3, 10, 0)
+    for bad in ([0.3, 0.7], np.nan, "0.5", None):
+        with pytest.raises(ValueError, match="log_coverage"):
+            log_best_of_n_success(bad, 3)
+    for bad in (np.inf, np.nan, "3", 0, 2.5):
+        with pytest.raises(ValueError, match=r"\bn\b"):
+            best_of_n_success(np.log(0.5), bad)
+    for delta in (0.0, 1.0, np.nan, "0.1"):
+        with pytest.raises(ValueError, match="delta"):
+            best_of_n_samples_needed(np.log(0.5), delta)
+    assert np.isfinite(log_best_of_n_success(-1e4, 3))  # tiny coverages stay exact

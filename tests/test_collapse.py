@@ -376,3 +376,60 @@ def test_sampled_run_rejects_bad_arguments(arguments, name):
     }
     with pytest.raises(ValueError, match=name):
         sampled_collapse_run(**settings)
+
+
+# --- bad input to the reduced-form helpers (issue 18) ---------------------------------------
+
+
+def test_plane_and_class_helpers_reject_nan_instead_of_returning_it():
+    instance = collapse_instance(0.2)
+    with pytest.raises(ValueError, match="u must be finite"):
+        logits_from_plane(instance, np.nan, 0.0)
+    with pytest.raises(ValueError, match="v must be finite"):
+        logits_from_plane(instance, 0.0, np.inf)
+    with pytest.raises(ValueError, match="u and v must have broadcastable shapes"):
+        logits_from_plane(instance, np.zeros(2), np.zeros(3))
+    with pytest.raises(ValueError, match="logits must be finite"):
+        class_log_probs(instance, np.array([np.nan, 0.0, 0.0]))
+    with pytest.raises(ValueError, match="logits must have a last axis of length 3"):
+        plane_coordinates(instance, np.zeros(2))
+    with pytest.raises(ValueError, match="instance must be a CollapseInstance, got NoneType"):
+        class_log_probs(None, np.zeros(3))
+
+
+def test_regularized_optimum_suboptimality_stays_finite_at_a_subnormal_beta():
+    instance = collapse_instance(0.2)
+    assert regularized_optimum_suboptimality(instance, 1e-320) == 0.0
+    assert np.isfinite(regularized_optimum_suboptimality(instance, 1e300))
+
+
+def test_full_vector_of_a_huge_zero_block_is_refused_with_the_memory_it_needs():
+    with pytest.raises(ValueError, match=r"n_zero=1000000 .* 7\.3 TiB, above the 2\.0 GiB limit"):
+        collapse_instance(0.2, n_zero=10**6).to_bandit()
+
+
+def _bad_collapse_calls():
+    from covpo.experiments.collapse import engine, landscape, paper_figures
+
+    instance = collapse.collapse_instance(0.1, n_zero=20)
+    return [
+        (lambda: engine.exact_reinforce_many(None, 1.0, 10, progress=False), "instances"),
+        (lambda: engine.exact_reinforce_many(instance, 1.0, 10, progress=False), "instances"),
+        (lambda: engine.exact_collapse_run(instance, max_steps=10, record_steps="x", progress=False), "record_steps"),
+        (lambda: engine.exact_collapse_run(instance, max_steps=10, record_steps=[20], progress=False), "record_steps"),
+        (lambda: landscape.landscape_grid(instance, run="x", n_points=3), "run"),
+        (lambda: landscape.landscape_grid(instance, u=[], n_points=3), "u"),
+        (lambda: paper_figures.figure_2a_data(learning_rate_steps=0), "learning_rate_steps"),
+        (lambda: paper_figures.figure_2a_data(inner_steps_grid=[0]), "inner_steps_grid"),
+        (lambda: paper_figures.figure_2a_data(n_records=None), "n_records"),
+        (lambda: paper_figures.figure_1_data(weak_beta=0.1, margin=2.0), "margin"),
+        (lambda: collapse.steps_to_eps_sweep(gaps=(0.1,), margin="x", progress=False), "margin"),
+        (lambda: collapse.fit_exponential([1.0], [1.0, 2.0]), "inverse_gaps"),
+    ]
+
+
+@pytest.mark.parametrize("index", range(12))
+def test_bad_input_raises_naming_the_argument_it_came_from(index):
+    call, name = _bad_collapse_calls()[index]
+    with pytest.raises(ValueError, match=name):
+        call()

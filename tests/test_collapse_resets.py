@@ -308,3 +308,19 @@ def test_inner_accuracy_sweep_ties_coverage_to_inner_accuracy():
         inner_accuracy_sweep(collapse_instance(0.05), inner_steps=[64], max_steps=32)
     with pytest.raises(ValueError, match="etas"):
         inner_accuracy_sweep(collapse_instance(0.05), etas=[0.0])
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: collapse.exact_apmd_many(None, 1.0, 16, progress=False), "instances"),
+        (lambda: collapse.exact_apmd_many([None], 1.0, 16, progress=False), "instances"),
+        (lambda: collapse.exact_apmd_run(collapse.collapse_instance(0.1, n_zero=20), max_steps=16,
+                                         record_steps=[-1], progress=False), "record_steps"),
+        (lambda: inner_kl_per_reset(None, 0.5, 8), "run"),
+        (lambda: collapse.fit_power([1.0], [1.0, 2.0]), "inverse_gaps"),
+    ],
+)
+def test_reset_bad_input_raises_naming_the_argument(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()

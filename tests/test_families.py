@@ -52,3 +52,33 @@ def test_importing_the_families_loads_neither_numba_nor_matplotlib():
     code = "import sys, covpo.families; print('numba' in sys.modules, 'matplotlib' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "name"),
+    [
+        (dict(coverage=0.5), "coverage must exceed 1 \\+ distractor_ratio"),
+        (dict(coverage=2.5), "coverage must exceed 1 \\+ distractor_ratio"),
+        (dict(gap=1.5), "gap"),
+        (dict(n_zero=np.nan), "n_zero"),
+        (dict(n_prompts=200, n_zero=1000), "n_prompts=200 and n_zero=1000 .* above the 2.0 GiB limit"),
+    ],
+)
+def test_stacked_instance_errors_name_the_callers_arguments(arguments, name):
+    full = dict(n_prompts=2, gap=0.2, coverage=10.0) | arguments
+    n_zero = {"n_zero": full.pop("n_zero")} if "n_zero" in full else {}
+    with pytest.raises(ValueError, match=name):
+        stacked_collapse_instance(**full, **n_zero)
+
+
+@pytest.mark.parametrize("coverages", [(0.5,), (np.nan,), ("ten",), ()])
+def test_families_reject_bad_coverages(coverages):
+    with pytest.raises(ValueError, match="coverages"):
+        random_family(coverages)
+    with pytest.raises(ValueError, match="coverages"):
+        collapse_family(coverages)
+
+
+def test_random_family_rejects_a_bad_seed():
+    with pytest.raises(ValueError, match="seed"):
+        random_family((5.0,), seed=-1)

@@ -56,7 +56,8 @@ def test_std_scaling_gives_unit_sample_deviation_and_spares_tied_groups():
 
 
 def test_a_group_of_one_is_rejected():
-    with pytest.raises(ValueError, match="group_size"):
+    # group_advantages takes no group_size: its error names the argument the caller passed.
+    with pytest.raises(ValueError, match=r"rewards .*G >= 2"):
         group_advantages(np.ones((3, 1)))
     with pytest.raises(ValueError, match="group_size"):
         grpo(
@@ -314,3 +315,34 @@ def test_outer_iterations_are_k_steps_of_the_tested_gradient(n_iterations, refer
         other = "fixed" if reference == "reset" else "reset"
         wrong_reference = hand_run(instance, 3, beta=beta, **{**options, "reference": other})
         assert np.max(np.abs(run.thetas[-1] - wrong_reference)) > 1e-6
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"clip_epsilon": 1.0}, "clip_epsilon"),
+        ({"clip_epsilon": 0.0}, "clip_epsilon"),
+        ({"clip_epsilon": "0.2"}, "clip_epsilon"),
+        ({"clip_epsilon": None}, "clip_epsilon"),
+        ({"clip_epsilon_high": -0.1}, "clip_epsilon_high"),
+        ({"kl": "sampled"}, "kl"),
+        ({"reference": "moving"}, "reference"),
+        ({"reference": None}, "reference"),
+        ({"std_eps": 0.0}, "std_eps"),
+        ({"group_size": 1}, "group_size"),
+        ({"rng": 0}, "rng"),
+    ],
+)
+def test_grpo_options_are_checked_under_their_names(change, message):
+    arguments = {"beta": 0.1, "eta": 0.1, "n_iterations": 1, "batch_size": 4, "group_size": 2, "inner_steps": 1,
+                 "rng": np.random.default_rng(0), **change}
+    with pytest.raises(ValueError, match=rf"\b{message}\b"):
+        grpo(small_instance(), **arguments)
+
+
+def test_a_strong_kl_step_warns_like_every_other_algorithm_then_diverges_as_documented():
+    from covpo.algorithms.steps import UnstableStepWarning
+
+    with pytest.warns(UnstableStepWarning, match="GRPO"), pytest.raises(FloatingPointError, match="eta"):
+        grpo(small_instance(), beta=1e8, eta=1.0, n_iterations=3, batch_size=8, group_size=4, inner_steps=4,
+             rng=np.random.default_rng(0))

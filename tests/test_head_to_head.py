@@ -206,17 +206,17 @@ def test_bad_methods_raise(algorithm, hyperparameters, etas, message):
 
 
 @pytest.mark.parametrize(
-    "method, message",
+    "arguments, message",
     [
-        (Method("bad", "kimipo", {"beta": 0.0, "batch_size": 8, "inner_steps": 1, "n_iterations": 1}, (1.0,)), "beta"),
-        (Method("bad", "best_of_n", {"delta": 1.5}), "delta"),
-        (Method("bad", "npg", {"beta": 1.0, "batch_size": 0, "group_size": 2, "n_iterations": 1}), "batch_size"),
+        (("kimipo", {"beta": 0.0, "batch_size": 8, "inner_steps": 1, "n_iterations": 1}, (1.0,)), "beta"),
+        (("best_of_n", {"delta": 1.5}), "delta"),
+        (("npg", {"beta": 1.0, "batch_size": 0, "group_size": 2, "n_iterations": 1}), "batch_size"),
     ],
 )
-def test_bad_settings_propagate_out_of_the_head_to_head(collapse_one, method, message):
-    # a ValueError is a configuration error, never a diverged run
+def test_bad_settings_are_refused_before_the_head_to_head_runs(arguments, message):
+    # a ValueError is a configuration error, never a diverged run: the Method refuses it when built
     with pytest.raises(ValueError, match=message):
-        head_to_head([collapse_one], [COVERAGE], [method], eps=EPS, seeds=(0,), progress=False)
+        Method("bad", *arguments)
 
 
 def test_the_head_to_head_runs_chapter_4_and_5_methods_unchanged_but_for_the_budget():
@@ -336,3 +336,34 @@ def test_study_is_identical_bit_for_bit_in_two_processes():
         for _ in range(2)
     ]
     assert digests[0] == digests[1] and len(digests[0].strip()) == 64
+
+
+def _bad_head_to_head_calls():
+    from covpo.collapse_instance import collapse_instance
+    from covpo.experiments.implications import head_to_head as h2h
+
+    instance = stacked_collapse_instance(1, 0.2, 10.0, n_zero=5)
+    method = Method("R", "reinforce", {"batch_size": 4, "n_iterations": 2}, (1.0,))
+    return [
+        (lambda: h2h.is_exact(None), "method"),
+        (lambda: h2h.step_budget("x"), "method"),
+        (lambda: h2h.head_to_head_run(method, instance, 1.0, 0, eps=0.1), "rng"),
+        (lambda: h2h.head_to_head_run(method, collapse_instance(0.1), 1.0, np.random.default_rng(0), eps=0.1), "instance"),
+        (lambda: h2h.run_task(method, instance, 1.0, 0.1, (-1,)), "seed"),
+        (lambda: h2h.outcome_of(None, np.zeros(1), 0.1), "trajectory"),
+        (lambda: h2h.head_to_head(None, [2.0], [method], eps=0.1, seeds=[0]), "instances"),
+        (lambda: h2h.head_to_head([None], [2.0], [method], eps=0.1, seeds=[0]), "instances"),
+        (lambda: h2h.head_to_head([instance], [2.0], method, eps=0.1, seeds=[0]), "methods"),
+        (lambda: h2h.head_to_head([instance], [2.0], [method], eps=0.1, seeds=None), "seeds"),
+        (lambda: h2h.default_suite(None), "size"),
+        (lambda: h2h.default_head_to_head("book", seeds=["x"]), "seeds"),
+        (lambda: h2h.fixed_reference_gap([collapse_instance(0.1)], 1.0), "instances"),
+        (lambda: head_to_head_explorer_figure((), 0, 0, 100), "results"),
+    ]
+
+
+@pytest.mark.parametrize("index", range(14))
+def test_bad_input_raises_naming_the_argument(index):
+    call, name = _bad_head_to_head_calls()[index]
+    with pytest.raises(ValueError, match=name):
+        call()

@@ -144,11 +144,40 @@ def test_noise_study_rejects_bad_input(arguments, name):
 
 
 def test_a_misconfigured_method_propagates_instead_of_reading_as_diverged():
-    broken = GRPO_RESET.with_hyperparameters(beta=0.0)
+    # the Method refuses the setting when it is built, before any run could read it as diverged
     with pytest.raises(ValueError, match="beta"):
+        broken = GRPO_RESET.with_hyperparameters(beta=0.0)
         noise_study((10.0,), (broken,), response_budget=512, n_seeds=1, progress=False)
 
 
 def test_depth_quantiles_reject_bad_levels():
     with pytest.raises(ValueError, match="levels"):
         book_study().depth_quantiles((1.5,))
+
+
+def _bad_noise_calls():
+    from covpo.collapse_instance import collapse_instance
+    from covpo.experiments.implications import noise
+
+    instance = small_instance()
+    method = Method("R", "reinforce", {"batch_size": 4, "n_iterations": 2}, (1.0,))
+    trajectory = exact_reinforce(instance, eta=1.0, n_iterations=2)
+    return [
+        (lambda: noise.coverage_depth(None, trajectory), "instance"),
+        (lambda: noise.coverage_depth(collapse_instance(0.1), trajectory), "instance"),
+        (lambda: noise.coverage_depth(instance, "x"), "trajectory"),
+        (lambda: noise.coverage_depth(collapse_family((10.0,))[0], trajectory), "trajectory"),
+        (lambda: noise.exact_counterpart(None, instance), "method"),
+        (lambda: noise.sampled_noise_run(method, instance, 0.1, (-1,)), "seed"),
+        (lambda: noise.sampled_noise_run(method, "x", 0.1, (0,)), "instance"),
+        (lambda: noise.exact_noise_run(method, instance, float("nan")), "eps"),
+        (lambda: noise.noise_study((10.0,), [None], progress=False), "methods"),
+        (lambda: noise.noise_study((10.0,), [method], response_budget="x", progress=False), "response_budget"),
+    ]
+
+
+@pytest.mark.parametrize("index", range(10))
+def test_bad_input_raises_naming_the_argument(index):
+    call, name = _bad_noise_calls()[index]
+    with pytest.raises(ValueError, match=name):
+        call()

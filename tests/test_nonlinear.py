@@ -402,7 +402,7 @@ def test_bad_input_raises_value_error_naming_the_argument():
         "width": lambda: TwoLayerNetwork(dim=instance.dim, width=0),
         "beta": lambda: regularized_gradient(instance, params, reference, 0.0, policy=policy),
         "eta": lambda: covpo.run("reinforce_exact", instance, policy=policy, eta=-1.0, n_iterations=2),
-        "params": lambda: reward_gradient(instance, params[:-1], policy=policy),
+        "theta": lambda: reward_gradient(instance, params[:-1], policy=policy),
         "log_ref": lambda: regularized_gradient(instance, params, reference + 1.0, 1.0, policy=policy),
         "network.dim": lambda: NetworkPolicy(instance, TwoLayerNetwork(dim=instance.dim + 1), params),
         "rng": lambda: covpo.run("reinforce", instance, rng=0, policy=policy, eta=1.0, n_iterations=2, batch_size=4),
@@ -455,3 +455,36 @@ def test_nonlinear_experiment_shapes_and_summary():
     assert len(table.rows) == 2 * len(METHODS) * len(POLICIES)
     assert set(table.column("method")) == set(METHODS) and set(table.column("policy")) == set(POLICIES)
     assert all(0 <= count <= 2 for count in table.column("seeds reaching ε (of 2)"))
+
+
+def _bad_nonlinear_calls():
+    from covpo.collapse_instance import collapse_instance
+    from covpo.labs import nonlinear
+
+    instance = small_instance()
+    network = nonlinear.network_for(instance, width=4)
+    params = nonlinear.initial_parameters(instance, network, np.random.default_rng(0))
+    log_probs = base_log_policy(instance)
+    prompts, responses = np.array([0, 1]), np.array([0, 1])
+    return [
+        (lambda: nonlinear.network_for(None), "instance"),
+        (lambda: nonlinear.network_for(collapse_instance(0.1)), "instance"),
+        (lambda: nonlinear.forward("x", network, params), "instance"),
+        (lambda: nonlinear.initial_parameters(instance, network, 0), "rng"),
+        (lambda: nonlinear.base_fit_kl(None, network, params), "instance"),
+        (lambda: nonlinear.population_sensitivity(instance, np.exp(log_probs), np.zeros_like(log_probs)), "log_probs"),
+        (lambda: nonlinear.population_sensitivity(instance, log_probs, np.zeros(3)), "advantage"),
+        (lambda: nonlinear.batch_sensitivity(instance, log_probs, prompts + 5, responses, np.ones(2)), "prompts"),
+        (lambda: nonlinear.batch_sensitivity(instance, log_probs, prompts, responses - 1, np.ones(2)), "responses"),
+        (lambda: nonlinear.batch_sensitivity(instance, log_probs, prompts, responses, np.ones(3)), "coefficients"),
+        (lambda: nonlinear.logit_backprop(instance, network, params, np.zeros_like(log_probs), hidden=np.zeros(2)), "hidden"),
+        (lambda: nonlinear.nonlinear_experiment(seeds=None), "seeds"),
+        (lambda: nonlinear.nonlinear_experiment(collapse_settings=None), "collapse_settings"),
+    ]
+
+
+@pytest.mark.parametrize("index", range(13))
+def test_lab_bad_input_raises_naming_the_argument(index):
+    call, name = _bad_nonlinear_calls()[index]
+    with pytest.raises(ValueError, match=name):
+        call()

@@ -115,3 +115,39 @@ def test_explicit_softmax_linear_policy_class_gives_the_default_gradients_bit_fo
         regularized_gradient(instance, theta, reference, 0.3, policy=policy),
         regularized_gradient(instance, theta, reference, 0.3),
     )
+
+
+def test_regularized_gap_rejects_nan_and_probabilities_instead_of_returning_a_number():
+    instance = tabular_instance(np.array([[1.0, 0.0]]), np.array([[0.5, 0.5]]))
+    reference = base_log_policy(instance)
+    for bad in (np.array([[np.nan, 0.0]]), np.array([[0.5, 0.5]])):
+        with pytest.raises(ValueError, match="log_probs must"):
+            regularized_gap(instance, bad, reference, 0.5)
+        with pytest.raises(ValueError, match="log_ref must"):
+            regularized_gap(instance, reference, bad, 0.5)
+
+
+def test_objective_errors_name_the_callers_arguments():
+    instance = tabular_instance(np.array([[1.0, 0.0]]), np.array([[0.5, 0.5]]))
+    reference = base_log_policy(instance)
+    with pytest.raises(ValueError, match="log_ref must"):
+        regularized_objective(instance, reference, np.array([[0.5, 0.5]]), 0.5)
+    with pytest.raises(ValueError, match="log_probs must"):
+        regularized_objective(instance, np.array([[np.nan, 0.0]]), reference, 0.5)
+    with pytest.raises(ValueError, match="theta must have shape"):
+        reward_gradient(instance, np.zeros(3))
+    with pytest.raises(ValueError, match="theta must be finite"):
+        regularized_gradient(instance, np.array([np.nan, 0.0]), reference, 0.5)
+    with pytest.raises(ValueError, match="log_ref must be finite"):
+        kl_gradient(instance, instance.base_theta, np.array([[0.0, -np.inf]]))
+    with pytest.raises(ValueError, match="instance must be a BanditInstance"):
+        regularized_optimum("instance", reference, 0.5)
+    with pytest.raises(ValueError, match="policy must be a PolicyClass"):
+        reward_gradient(instance, instance.base_theta, policy="softmax")
+
+
+def test_a_beta_so_large_that_the_advantage_overflows_is_blamed_on_beta():
+    instance = tabular_instance(np.array([[1.0, 0.0]]), np.array([[0.5, 0.5]]))
+    reference = np.log(np.array([[1e-3, 1.0 - 1e-3]]))
+    with pytest.raises(ValueError, match="beta=1e\\+308 is too large"):
+        regularized_gradient(instance, instance.base_theta, reference, 1e308)

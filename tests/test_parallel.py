@@ -2,6 +2,7 @@
 
 import joblib
 import numpy as np
+import pytest
 
 from covpo.experiments.parallel import run_tasks
 from covpo.experiments.sweeps import Method, cost_sweep
@@ -41,3 +42,17 @@ def test_a_sweep_of_methods_is_identical_in_worker_processes():
         processes = cost_sweep(instances, (2.0, 3.0), methods, eps=0.5, seed=0)
     for name in ("eta", "reached", "responses_to_eps", "steps_to_eps", "coverage_loss", "final_suboptimality"):
         np.testing.assert_array_equal(getattr(serial, name), getattr(processes, name))
+
+
+@pytest.mark.parametrize(
+    "arguments, name",
+    [
+        ((None, [(1,)], "x"), "function"),
+        ((abs, None, "x"), "tasks"),
+        ((abs, [1, 2], "x"), "tasks"),
+        ((abs, [(1,)], None), "description"),
+    ],
+)
+def test_run_tasks_rejects_bad_input_naming_the_argument(arguments, name):
+    with pytest.raises(ValueError, match=name):
+        run_tasks(*arguments)

@@ -17,8 +17,11 @@ from covpo.policies import (
     kl_per_prompt,
     log_coverage,
     log_policy,
+    mean_features,
+    policy_probs,
     sample_prompts,
     sample_responses,
+    value_per_prompt,
 )
 from tests.strategies import instances_with_theta
 
@@ -97,3 +100,101 @@ def test_sample_prompts_follows_rho():
     instance = tabular_instance(np.eye(3), np.full((3, 3), 1 / 3), prompt_probs=np.array([0.6, 0.3, 0.1]))
     prompts = sample_prompts(instance, np.random.default_rng(0), 100_000)
     np.testing.assert_allclose(np.bincount(prompts) / 100_000, [0.6, 0.3, 0.1], atol=0.01)
+
+
+# --- bad input is rejected under the caller's argument names (issue 18) ---------------------
+
+TWO_PROMPTS = tabular_instance(np.array([[1.0, 0.0], [0.0, 1.0]]), np.full((2, 2), 0.5))
+
+
+def test_sample_responses_rejects_prompts_out_of_range():
+    with pytest.raises(ValueError, match=r"prompts must hold indices in \[0, 2\)"):
+        sample_responses(base_log_policy(TWO_PROMPTS), [0, 5, -1], np.random.default_rng(0))
+    with pytest.raises(ValueError, match="prompts must hold integer indices"):
+        sample_responses(base_log_policy(TWO_PROMPTS), [0.5], np.random.default_rng(0))
+    with pytest.raises(ValueError, match="rng must be a numpy Generator"):
+        sample_responses(base_log_policy(TWO_PROMPTS), [0, 1], 0)
+    with pytest.raises(ValueError, match="log_probs"):
+        sample_responses(np.array([[np.nan, 0.0]]), [0], np.random.default_rng(0))
+
+
+def test_sample_prompts_rejects_a_bad_instance_or_rng():
+    with pytest.raises(ValueError, match="instance must be a BanditInstance, got NoneType"):
+        sample_prompts(None, np.random.default_rng(0), 3)
+    with pytest.raises(ValueError, match="rng must be a numpy Generator"):
+        sample_prompts(TWO_PROMPTS, 0, 3)
+    with pytest.raises(ValueError, match="batch_size"):
+        sample_prompts(TWO_PROMPTS, np.random.default_rng(0), np.nan)
+
+
+@pytest.mark.parametrize(
+    "bad", [np.array([[np.nan, 0.0], [0.0, -np.inf]]), np.array([[0.5, 0.5], [0.5, 0.5]]), np.array([[1.0, 0.0]] * 2)]
+)
+def test_kl_rejects_nan_and_probabilities_passed_as_log_probabilities(bad):
+    good = np.log(np.full((2, 2), 0.5))
+    with pytest.raises(ValueError, match="log_p must"):
+        kl_per_prompt(bad, good)
+    with pytest.raises(ValueError, match="log_q must"):
+        kl_per_prompt(good, bad)
+    with pytest.raises(ValueError, match="log_q must"):
+        expected_kl(TWO_PROMPTS, good, bad)
+
+
+def test_policy_probs_and_table_functions_reject_nan():
+    bad = np.array([[np.nan, 0.0], [0.0, np.log(1.0)]])
+    with pytest.raises(ValueError, match="log_probs must hold log-probabilities"):
+        policy_probs(bad)
+    for function in (log_coverage, value_per_prompt, expected_reward, coverage_coefficient, mean_features):
+        with pytest.raises(ValueError, match="log_probs"):
+            function(TWO_PROMPTS, bad)
+
+
+@pytest.mark.parametrize("bad", [None, "instance", 3.0])
+def test_policy_functions_reject_something_that_is_not_an_instance(bad):
+    with pytest.raises(ValueError, match="instance must be a BanditInstance"):
+        base_log_policy(bad)
+    with pytest.raises(ValueError, match="instance must be a BanditInstance"):
+        log_policy(bad, np.zeros(4))
+    with pytest.raises(ValueError, match="instance must be a BanditInstance"):
+        log_coverage(bad, np.log(np.full((2, 2), 0.5)))
+
+
+def test_log_coverage_is_finite_at_coverages_of_1e_minus_320_and_1e_minus_400():
+    instance = tabular_instance(np.array([[1.0, 0.0]]), np.array([[0.5, 0.5]]))
+    for log10_coverage in (-320.0, -400.0):
+        log_c = log10_coverage * np.log(10.0)
+        table = np.array([[log_c, np.log1p(-np.exp(log_c))]])
+        assert log_coverage(instance, table)[0] == pytest.approx(log_c, rel=1e-12)
+        assert expected_kl(instance, table, base_log_policy(instance)) == pytest.approx(np.log(2.0), rel=1e-9)
+
+
+def test_batches_and_policy_classes_validate_under_the_callers_names():
+    from covpo.batches import ResponseBatch, batch_terms, draw_batch, prompt_kl, score_average
+    from covpo.policy_classes import SoftmaxLinear
+
+    log_base = base_log_policy(TWO_PROMPTS)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="group_size"):
+        draw_batch(TWO_PROMPTS, log_base, 4, rng, group_size=0)
+    with pytest.raises(ValueError, match="log_probs must"):
+        draw_batch(TWO_PROMPTS, np.full((2, 2), 0.5), 4, rng)
+    with pytest.raises(ValueError, match="prompts must hold indices"):
+        prompt_kl(TWO_PROMPTS, log_base, log_base, [0, 5])
+    with pytest.raises(ValueError, match="log_reference must"):
+        prompt_kl(TWO_PROMPTS, log_base, np.array([[0.0, -np.inf]] * 2), [0, 1])
+    with pytest.raises(ValueError, match="coefficients must be finite"):
+        score_average(np.array([np.nan]), np.zeros((1, 4)))
+    with pytest.raises(ValueError, match="coefficients must hold at least one value"):
+        score_average(np.zeros(0), np.zeros((0, 4)))
+    with pytest.raises(ValueError, match="log_sampling must be finite"):
+        ResponseBatch(np.array([0]), np.array([1]), np.array([1.0]), np.array([np.nan]))
+    with pytest.raises(ValueError, match="responses must have the shape of prompts"):
+        ResponseBatch(np.array([0]), np.array([1, 0]), np.array([1.0]), np.array([-1.0]))
+    outside = ResponseBatch(np.array([0]), np.array([7]), np.array([1.0]), np.array([-1.0]))
+    with pytest.raises(ValueError, match=r"batch\.responses must hold indices in \[0, 2\)"):
+        batch_terms(TWO_PROMPTS, TWO_PROMPTS.base_theta, outside)
+    policy = SoftmaxLinear(TWO_PROMPTS)
+    with pytest.raises(ValueError, match="params must have shape"):
+        policy.log_policy(np.zeros(3))
+    with pytest.raises(ValueError, match="instance must be a BanditInstance"):
+        SoftmaxLinear(None)

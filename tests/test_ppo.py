@@ -446,3 +446,55 @@ def test_lite_outer_iteration_is_k_steps_of_its_gradient_with_the_full_kl_term(k
     # the same clip, the KL penalty at half strength
     halved = k_steps(instance, eta, inner_steps, gradient(0.5))
     assert not np.allclose(trajectory.thetas[1], halved, rtol=0.0, atol=1e-9)
+
+
+def test_a_tiny_beta_gets_valid_default_thresholds_not_an_error_about_thresholds_never_passed():
+    # R / beta = 1e8 would give (0.0, inf); the exponent is capped so the interval stays valid
+    from covpo.algorithms.ppo_lite import MAX_LOG_THRESHOLD, default_clip_thresholds
+
+    low, high = default_clip_thresholds(1e-8, 1.0)
+    assert 0.0 < low < 1.0 < high < np.inf
+    assert np.isclose(np.log(high), MAX_LOG_THRESHOLD)
+    assert default_clip_thresholds(0.5, 1.0) == (float(np.exp(-2.0)), float(np.exp(2.0)))  # unchanged where valid
+    run = ppo_lite(small_instance(), beta=1e-8, eta=0.5, n_iterations=2, batch_size=8, inner_steps=2,
+                   rng=np.random.default_rng(0))
+    assert np.all(np.isfinite(run.reward))
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"kl": "k3"}, "kl"),
+        ({"thresholds": (0.5, 0.9)}, "thresholds"),
+        ({"thresholds": "wide"}, "thresholds"),
+        ({"thresholds": (0.5, 2.0, 3.0)}, "thresholds"),
+        ({"thresholds": (0.0, np.inf)}, "thresholds"),
+        ({"rng": 0}, "rng"),
+        ({"policy": "softmax"}, "policy"),
+    ],
+)
+def test_ppo_options_are_checked_under_their_names(change, message):
+    arguments = {"beta": 1.0, "eta": 0.5, "n_iterations": 1, "batch_size": 4, "inner_steps": 1,
+                 "rng": np.random.default_rng(0), **change}
+    function = ppo_noclip if "policy" in change else ppo_lite
+    with pytest.raises(ValueError, match=rf"\b{message}\b"):
+        function(small_instance(), **arguments)
+
+
+def test_an_all_zero_reward_needs_explicit_thresholds():
+    instance = small_instance()
+    flat = dataclasses.replace(instance, rewards=np.zeros_like(instance.rewards), optimal_mask=None, reward_theta=None)
+    with pytest.raises(ValueError, match="thresholds must be given"):
+        ppo_lite(flat, beta=1.0, eta=0.5, n_iterations=1, batch_size=4, inner_steps=1, rng=np.random.default_rng(0))
+    ppo_lite(flat, beta=1.0, eta=0.5, n_iterations=1, batch_size=4, inner_steps=1, rng=np.random.default_rng(0),
+             thresholds=(0.5, 2.0))
+
+
+def test_a_beta_too_large_for_any_clip_interval_is_named_with_its_range():
+    from covpo.algorithms.ppo_lite import default_clip_thresholds
+
+    with pytest.raises(ValueError, match=r"beta = 1e\+300 is too large.*beta <= 1e\+12"):
+        default_clip_thresholds(1e300, 1.0)
+    with pytest.raises(ValueError, match=r"\bbeta\b"):
+        ppo_lite(small_instance(), beta=1e300, eta=0.5, n_iterations=1, batch_size=4, inner_steps=1,
+                 rng=np.random.default_rng(0))

@@ -317,3 +317,56 @@ def test_reverse_kl_optimum_is_worse_than_the_forward_one_at_weak_beta():
     forward = expected_reward(instance, regularized_optimum(instance, log_reference, 0.05))
     reverse = expected_reward(instance, reverse_kl_optimum(instance, log_reference, 0.05))
     assert reverse < forward < instance.optimal_value
+
+
+def _bad_ppo_experiment_calls():
+    from covpo.collapse_instance import collapse_instance
+    from covpo.experiments import ppo as experiments
+
+    instance = small_instance()
+    reference = base_log_policy(instance)
+    prompts, responses = np.zeros((2, 3), dtype=int), np.ones((2, 3), dtype=int)
+    grid = {"eta_beta": 1.0, "inner_steps": 1, "batch_size": 4, "horizon": 1.0, "seed": 0}
+    return [
+        (lambda: experiments.ratio_bounds_by_beta(None, [1.0], **grid), "instance"),
+        (lambda: experiments.ratio_bounds_by_beta(collapse_instance(0.1), [1.0], **grid), "instance"),
+        (lambda: experiments.ratio_bounds_by_beta(instance, [], **grid), "betas"),
+        (lambda: experiments.ratio_bounds_by_beta(instance, [1.0], **{**grid, "seed": -1}), "seed"),
+        (lambda: experiments.clip_activity_grid(instance, [1.0], [1.0], **{**grid, "eta_beta": 0.0}), "eta_beta"),
+        (lambda: experiments.clip_activity_grid(instance, [1.0], [1.0], **{**grid, "horizon": -1.0}), "horizon"),
+        (lambda: experiments.clip_activity_grid(instance, [1.0], [1.0], fixed_interval=(2.0, 1.0), **grid), "fixed_interval"),
+        (lambda: experiments.clip_activity_grid(instance, [1.0], [0.0], **grid), "widths"),
+        (lambda: experiments.target_log_ratio_extent("x", np.zeros((2, instance.dim)), 1.0), "instance"),
+        (lambda: experiments.target_log_ratio_extent(instance, None, 1.0), "thetas"),
+        (lambda: experiments.batch_estimates(instance, instance.base_theta, reference, prompts + 5, responses, 1.0, (0.5, 2.0)), "prompts"),
+        (lambda: experiments.batch_estimates(instance, instance.base_theta, reference, prompts, responses[:, :2], 1.0, (0.5, 2.0)), "responses"),
+        (lambda: experiments.batch_estimates(instance, instance.base_theta, reference, prompts, responses, float("nan"), (0.5, 2.0)), "beta"),
+        (lambda: experiments.batch_estimates(instance, instance.base_theta, np.exp(reference), prompts, responses, 1.0, (0.5, 2.0)), "log_reference"),
+        (lambda: experiments.estimator_spread(instance, 1e308, [0.0], batch_size=4, n_batches=2, seed=0), "beta"),
+        (lambda: experiments.estimator_spread(instance, 1.0, [0.0], batch_size=4, n_batches=2, seed="x"), "seed"),
+        (lambda: experiments.reverse_kl_optimum(instance, reference[:2], 1.0), "log_reference"),
+        (lambda: experiments.ratio_spread_table([None]), "spreads"),
+        (lambda: experiments.ratio_bounds_table({"a": None}), "tables"),
+    ]
+
+
+@pytest.mark.parametrize("index", range(19))
+def test_experiment_bad_input_raises_naming_the_argument(index):
+    call, name = _bad_ppo_experiment_calls()[index]
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_ratio_spread_rejects_a_trajectory_of_another_instance():
+    from covpo.experiments.ppo import ratio_spread
+
+    recorder = RatioRecorder()
+    trajectory = run(
+        "ppo_noclip", small_instance(), rng=np.random.default_rng(0), beta=1.0, eta=1.0, n_iterations=2,
+        batch_size=8, inner_steps=2, on_inner_step=recorder,
+    )
+    other = stacked_collapse_instance(1, 0.2, 10.0, n_zero=5)
+    with pytest.raises(ValueError, match="trajectory"):
+        ratio_spread(other, trajectory, recorder.finish())
+    with pytest.raises(ValueError, match="ratios"):
+        ratio_spread(small_instance(), trajectory, None)

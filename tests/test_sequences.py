@@ -14,6 +14,7 @@ from covpo.labs.sequences import (
     autoregressive_logits,
     bandit_view,
     base_sequence_log_policy,
+    batch_token_log_probs,
     draw_sequence_batch,
     enumerate_sequences,
     expected_kl,
@@ -40,6 +41,10 @@ from covpo.policies import base_log_policy
 from tests.helpers import finite_difference
 
 LOG10_BASE_COVERAGE = np.log10(0.1)
+
+
+SMALL_PPO = {"beta": 0.5, "eta": 1.0, "inner_steps": 1, "n_iterations": 1, "batch_size": 2,
+             "rng": np.random.default_rng(0)}
 
 
 @pytest.fixture
@@ -260,13 +265,13 @@ def test_apmd_on_sequences_is_the_hand_loop_with_resets(tiny):
 
 
 @pytest.mark.parametrize("ratio", ["sequence", "token"])
-@pytest.mark.parametrize("clip_eps", [None, 0.2])
-def test_surrogate_gradient_matches_finite_differences(tiny, theta, ratio, clip_eps):
+@pytest.mark.parametrize("clip_epsilon", [None, 0.2])
+def test_surrogate_gradient_matches_finite_differences(tiny, theta, ratio, clip_epsilon):
     batch = draw_sequence_batch(tiny, tiny.base_theta, 5, 3, np.random.default_rng(0))
     numeric = finite_difference(
-        flat(lambda t: ppo_surrogate(tiny, t, batch, 0.5, ratio, clip_eps), theta.shape), theta.ravel()
+        flat(lambda t: ppo_surrogate(tiny, t, batch, 0.5, ratio, clip_epsilon), theta.shape), theta.ravel()
     )
-    analytic = surrogate_parts(tiny, theta, batch, 0.5, ratio, clip_eps).gradient
+    analytic = surrogate_parts(tiny, theta, batch, 0.5, ratio, clip_epsilon).gradient
     np.testing.assert_allclose(analytic.ravel(), numeric, atol=1e-7)
 
 
@@ -326,7 +331,9 @@ def test_cost_accounting_matches_the_shared_trajectory_conventions(tiny):
         "reinforce", tiny, rng=np.random.default_rng(0), eta=1.0, n_iterations=7, batch_size=4
     )
     assert sampled.total_responses == 28 and sampled.total_gradient_steps == 7
-    ppo = sampled_sequence_ppo(tiny, 0.5, 1.0, inner_steps=3, n_iterations=4, batch_size=5, rng=0, group_size=2)
+    ppo = sampled_sequence_ppo(
+        tiny, beta=0.5, eta=1.0, inner_steps=3, n_iterations=4, batch_size=5, rng=np.random.default_rng(0), group_size=2
+    )
     assert ppo.trajectory.total_responses == 40 and ppo.trajectory.total_gradient_steps == 12
     assert ppo.trajectory.reference_resets[-1] == 4 and ppo.ratios.max_abs_log_token_ratio.shape == (4,)
 
@@ -352,12 +359,15 @@ def test_a_shared_prefix_up_to_the_last_token_prevents_the_collapse():
     assert reinforce.steps_to_eps(0.05) is not None
 
 
-@pytest.mark.parametrize("ratio, clip_eps", [("sequence", None), ("token", 0.2)])
-def test_sampled_runs_are_reproducible_from_a_seed(tiny, ratio, clip_eps):
+@pytest.mark.parametrize("ratio, clip_epsilon", [("sequence", None), ("token", 0.2)])
+def test_sampled_runs_are_reproducible_from_a_seed(tiny, ratio, clip_epsilon):
     def run(seed):
-        return sampled_sequence_ppo(tiny, 0.5, 2.0, 3, 5, 4, seed, ratio=ratio, clip_eps=clip_eps)
+        return sampled_sequence_ppo(
+            tiny, beta=0.5, eta=2.0, inner_steps=3, n_iterations=5, batch_size=4, rng=np.random.default_rng(seed),
+            ratio=ratio, clip_epsilon=clip_epsilon,
+        )
 
-    first, second, other = run(11), run(np.random.default_rng(11)), run(12)
+    first, second, other = run(11), run(11), run(12)
     np.testing.assert_array_equal(first.trajectory.reward, second.trajectory.reward)
     np.testing.assert_array_equal(first.ratios.max_abs_log_sequence_ratio, second.ratios.max_abs_log_sequence_ratio)
     assert not np.array_equal(first.trajectory.reward, other.trajectory.reward)
@@ -400,9 +410,25 @@ def test_sequence_experiment_runs_small_and_summarizes():
         (lambda i, t: reward_gradient(i, np.where(t == t.max(), np.nan, t)), "theta"),
         (lambda i, t: reward_gradient(i, t[:, :-1]), "theta"),
         (lambda i, t: expected_kl(i, base_sequence_log_policy(i)[:, :-1], base_sequence_log_policy(i)), "log_p"),
-        (lambda i, t: sampled_sequence_ppo(i, 0.5, 1.0, 1, 1, 2, 0, ratio="prefix"), "ratio"),
-        (lambda i, t: sampled_sequence_ppo(i, 0.5, 1.0, 1, 1, 2, 0, clip_eps=1.5), "clip_eps"),
-        (lambda i, t: sampled_sequence_ppo(i, 0.5, 1.0, 1, 1, 2, 0, group_size=1), "group_size"),
+        (lambda i, t: sampled_sequence_ppo(i, **SMALL_PPO, ratio="prefix"), "ratio"),
+        (lambda i, t: sampled_sequence_ppo(i, **SMALL_PPO, clip_epsilon=1.5), "clip_epsilon"),
+        (lambda i, t: sampled_sequence_ppo(i, **SMALL_PPO, group_size=1), "group_size"),
+        (lambda i, t: sampled_sequence_ppo(i, **{**SMALL_PPO, "rng": 0}), "rng"),
+        (lambda i, t: sampled_sequence_ppo(None, **SMALL_PPO), "instance"),
+        (lambda i, t: sampled_sequence_ppo(bandit_view(i), **SMALL_PPO), "instance"),
+        (lambda i, t: sequence_log_policy("instance", t), "instance"),
+        (lambda i, t: base_sequence_log_policy(None), "instance"),
+        (lambda i, t: bandit_view(None), "instance"),
+        (lambda i, t: run_on_sequences("apmd", None, beta=1.0, eta=1.0, inner_steps=1, n_iterations=1), "instance"),
+        (lambda i, t: sample_sequences(i, base_sequence_log_policy(i), 0, 2), "rng"),
+        (lambda i, t: sample_sequences(i, np.exp(base_sequence_log_policy(i)), np.random.default_rng(0), 2), "log_probs"),
+        (lambda i, t: draw_sequence_batch(i, t, 2, 2, None), "rng"),
+        (lambda i, t: batch_token_log_probs(i, t, np.array([0, 5]), np.array([0, 1])), "prompts"),
+        (lambda i, t: batch_token_log_probs(i, t, np.array([0, 0]), np.array([0, -1])), "sequences"),
+        (lambda i, t: surrogate_parts(i, t, "batch", 0.5), "batch"),
+        (lambda i, t: regularized_objective(i, t, np.zeros((1, 3)), 0.5), "log_reference"),
+        (lambda i, t: sequence_index(np.array([0, 7]), 4), "tokens"),
+        (lambda i, t: sequence_index(np.array([0, 1]), 1.5), "vocab_size"),
         (lambda i, t: run_on_sequences("reinforce", i, rng="seed", eta=1.0, n_iterations=1, batch_size=4), "rng"),
         (
             lambda i, t: run_on_sequences(
@@ -439,3 +465,9 @@ def test_instance_rejects_mismatched_shapes():
         SequenceInstance(2, 2, np.array([1.0]), np.zeros((1, 4)), np.zeros((1, 2, 2)))
     with pytest.raises(ValueError, match="rewards"):
         SequenceInstance(2, 2, np.array([1.0]), np.zeros((1, 5)), np.zeros((1, 3, 2)))
+
+
+@pytest.mark.parametrize("rng", ["x", -1, 1.5, True])
+def test_sequence_instance_rejects_a_bad_seed_naming_rng(rng):
+    with pytest.raises(ValueError, match="rng"):
+        sequence_collapse_instance(0.1, rng=rng)

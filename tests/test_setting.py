@@ -45,3 +45,27 @@ def test_policy_figure_shows_every_prompt_in_one_panel_with_optimal_bars_marked(
     assert np.allclose(heights, np.exp(base_log_policy(instance)))
     labels = [text.get_text() for text in axes.texts]
     assert [label.splitlines()[0] for label in labels] == [f"prompt {x}" for x in range(instance.n_prompts)]
+
+
+@pytest.mark.parametrize(
+    "arguments, name",
+    [
+        ({"coverages": None}, "coverages"),
+        ({"coverages": [1.5]}, "coverages"),
+        ({"coverages": []}, "coverages"),
+        ({"ns": [1.5]}, "ns"),
+        ({"ns": []}, "ns"),
+        ({"trials": float("nan")}, "trials"),
+        ({"rng": 0}, "rng"),
+    ],
+)
+def test_best_of_n_curves_rejects_bad_input_naming_the_argument(arguments, name):
+    valid = {"coverages": [0.1], "ns": [1, 2], "trials": 3, "rng": np.random.default_rng(0)}
+    with pytest.raises(ValueError, match=name):
+        best_of_n_curves(**{**valid, **arguments})
+
+
+@pytest.mark.parametrize("arguments, name", [({"coverage": 0.0}, "coverage"), ({"n": 0}, "n"), ({"delta": 1.0}, "delta")])
+def test_best_of_n_widget_figure_names_its_own_slider(arguments, name):
+    with pytest.raises(ValueError, match=f"^{name} "):
+        best_of_n_explorer_figure(**{"coverage": 0.05, "n": 20, "delta": 0.05, **arguments})

@@ -198,3 +198,38 @@ def test_squared_loss_settings_count_every_response():
                                           "extra_responses": 2}, (4.0,))
     with pytest.raises(ValueError, match="extra_responses"):
         KIMIPO.with_hyperparameters(extra_responses=0).run(small_random(), 4.0, np.random.default_rng(0))
+
+
+def _bad_squared_loss_calls():
+    from covpo.collapse_instance import collapse_instance
+    from covpo.experiments import squared_loss as experiments
+    from covpo.policies import base_log_policy
+
+    instance = stacked_collapse_instance(1, 0.2, 10.0, n_zero=5)
+    reference = base_log_policy(instance)
+    theta = instance.base_theta
+    return [
+        (lambda: experiments.baseline_bias_sweep(None, theta, [1.0], [2], 1.0), "instance"),
+        (lambda: experiments.baseline_bias_sweep(collapse_instance(0.1), theta, [1.0], [2], 1.0), "instance"),
+        (lambda: experiments.population_baselines("x", reference, 1.0, 2), "instance"),
+        (lambda: experiments.population_baselines(instance, np.exp(reference), 1.0, 2), "log_reference"),
+        (lambda: experiments.population_baselines(instance, reference, 1.0, float("nan")), "group_size"),
+        (lambda: experiments.curvature_scan(instance, theta, 1.0, 2, radius=0.1, n_points=2, rng=0), "rng"),
+        (lambda: experiments.loss_slice(3, theta, 1.0, 2, [0.0]), "instance"),
+        (lambda: experiments.curvature_table({"a": None}), "scans"),
+        (lambda: experiments.two_response_instance(1.0), "optimal_prob"),
+        (lambda: experiments.squared_loss_methods(None), "family"),
+        (lambda: experiments.table_1(
+            instance, [0.5], betas=[1.0], group_sizes=[2], batch_size=4, inner_steps=1, eta_scale=1.0,
+            n_iterations=2, seed=None), "seed"),
+        (lambda: experiments.batch_size_study(instance, [None], [4], eps=0.5, seeds=[0]), "methods"),
+        (lambda: experiments.batch_size_study(
+            instance, experiments.squared_loss_methods("random")[:1], [4], eps=0.5, seeds=[1.5]), "seeds"),
+    ]
+
+
+@pytest.mark.parametrize("index", range(13))
+def test_bad_input_raises_naming_the_argument(index):
+    call, name = _bad_squared_loss_calls()[index]
+    with pytest.raises(ValueError, match=name):
+        call()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pickle
 
 import numpy as np
@@ -18,6 +19,7 @@ from covpo.experiments.sweeps import (
 from tests.helpers import small_instance
 
 PPO = {"beta": 1.0, "batch_size": 8, "inner_steps": 2, "n_iterations": 3}
+SFT = {"batch_size": 4, "group_size": 2, "inner_steps": 1, "n_iterations": 1}
 
 
 def test_a_method_copies_its_hyperparameters_and_survives_pickling():
@@ -110,8 +112,8 @@ def test_only_a_floating_point_error_reads_as_divergence():
         exploding.run(instance, 1e6, np.random.default_rng(0))
     assert run_unless_diverged(exploding, instance, 1e6, np.random.default_rng(0)) is None
     assert summarize_run(exploding, instance, 1e6, (0,), 0.1) is None
-    misconfigured = Method("x", "ppo_noclip", {**PPO, "batch_size": 0}, (0.5,))
-    with pytest.raises(ValueError, match="batch_size"):
+    misconfigured = Method("x", "reinforce", {"batch_size": 4, "n_iterations": 2, "theta": np.zeros(99)}, (0.5,))
+    with pytest.raises(ValueError, match="theta"):
         run_unless_diverged(misconfigured, instance, 0.5, np.random.default_rng(0))
 
 
@@ -124,7 +126,48 @@ def test_only_a_floating_point_error_reads_as_divergence():
     ],
 )
 def test_a_value_error_inside_a_sweep_propagates(sweep):
-    # beta = 0 is no instance of APMD: the algorithm refuses it, and the sweep must not read that as divergence
-    method = Method("x", "ppo_noclip", {**PPO, "beta": 0.0}, (0.5,))
-    with pytest.raises(ValueError, match="beta"):
+    # a starting point of the wrong shape is refused when the run starts (it depends on the instance),
+    # and the sweep must not read that as divergence
+    method = Method("x", "reinforce", {"batch_size": 4, "n_iterations": 2, "theta": np.zeros(99)}, (0.5,))
+    with pytest.raises(ValueError, match="theta"):
         sweep(small_instance(), method)
+
+
+@pytest.mark.parametrize(
+    "algorithm, hyperparameters, etas, message",
+    [
+        ("ppo_noclip", {**PPO, "beta": 0.0}, (0.5,), "beta"),  # beta = 0 is no instance of APMD
+        ("ppo_noclip", {**PPO, "batch_size": 0}, (0.5,), "batch_size"),
+        ("ppo_noclip", {**PPO, "n_iterations": math.nan}, (0.5,), "n_iterations"),
+        ("ppo_noclip", {**PPO, "inner_steps": "3"}, (0.5,), "inner_steps"),
+        ("ppo_noclip", {**PPO, "n_iterations": True}, (0.5,), "n_iterations"),
+        ("ppo_noclip", {**PPO, "n_iterations": 1e308}, (0.5,), "n_iterations"),
+        ("ppo_noclip", PPO, (math.inf,), "etas"),
+        ("ppo_noclip", PPO, "0.5", "etas"),
+        ("ppo_lite", {**PPO, "kl": "k3"}, (0.5,), "kl"),
+        ("ppo_lite", {**PPO, "thresholds": (0.5, 0.9)}, (0.5,), "thresholds"),
+        ("grpo_fixed", {**PPO, "group_size": 4, "kl": "sampled"}, (0.5,), "kl"),
+        ("grpo_fixed", {**PPO, "group_size": 4, "clip_epsilon": 1.5}, (0.5,), "clip_epsilon"),
+        ("grpo_fixed", {**PPO, "group_size": 4, "clip_epsilon": 0.0}, (0.5,), "clip_epsilon"),
+        ("grpo_reset", {**PPO, "group_size": 1}, (0.5,), "group_size"),
+        ("grpo_reset", {**PPO, "group_size": 4, "reference": "fixed"}, (0.5,), "reference"),
+        ("npg", {"beta": 1.0, "n_iterations": 2, "batch_size": 4, "group_size": 1}, (), "group_size"),
+        ("best_of_n", {"delta": 1.0}, (), "delta"),
+        ("best_of_n", {"delta": 0.0}, (), "delta"),
+        ("reinforce", {"batch_size": 1, "n_iterations": 2}, (0.5,), "batch_size"),
+        ("reinforce", {"batch_size": 4, "n_iterations": 2, "baseline": "median"}, (0.5,), "baseline"),
+        ("reinforce", {"batch_size": 4, "n_iterations": 2, "beta": -1.0}, (0.5,), "beta"),
+        ("filtered_sft", {**SFT, "group_size": 0}, (0.5,), "group_size"),
+    ],
+)
+def test_a_method_refuses_bad_settings_when_built(algorithm, hyperparameters, etas, message):
+    # validated at construction, so no sweep can read a configuration error as a diverged run
+    with pytest.raises(ValueError, match=rf"\b{message}\b"):
+        Method("x", algorithm, hyperparameters, etas)
+
+
+def test_a_method_accepts_its_valid_edge_settings():
+    Method("x", "filtered_sft", {**SFT, "group_size": 1}, (0.5,))
+    Method("x", "grpo_fixed", {**PPO, "group_size": 2, "beta": 0.0, "clip_epsilon": 0.999}, (0.5,))
+    Method("x", "reinforce", {"batch_size": 1, "n_iterations": 2, "baseline": "batch_mean"}, (0.5,))
+    Method("x", "npg", {"beta": 1.0, "n_iterations": 2, "batch_size": None})

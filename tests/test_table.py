@@ -32,3 +32,27 @@ def test_rows_must_match_columns_and_concatenation_needs_equal_columns():
     assert concatenate([first, second]).rows == (("x",), ("y",)) and concatenate([first, second]).notes == ("n",)
     with pytest.raises(ValueError, match="share their columns"):
         concatenate([first, Table(("b",), ())])
+
+
+def test_bad_tables_raise_naming_the_argument():
+    with pytest.raises(ValueError, match="columns must be a sequence of strings"):
+        Table("ab", ())
+    with pytest.raises(ValueError, match=r"columns\[1\] must be a string"):
+        Table(("a", 3), ())
+    with pytest.raises(ValueError, match=r"rows\[0\] must be a sequence of cells"):
+        Table(("a",), (3,))
+    with pytest.raises(ValueError, match="caption must be a string"):
+        Table(("a",), (), caption=None)
+    with pytest.raises(ValueError, match="notes must be a sequence of strings"):
+        Table(("a",), (), notes="a note")
+    with pytest.raises(ValueError, match="name must be one of the columns"):
+        Table(("a",), (("x",),)).column("b")
+    with pytest.raises(ValueError, match="tables must be a non-empty sequence"):
+        concatenate([])
+    with pytest.raises(ValueError, match=r"tables\[1\] must be a Table"):
+        concatenate([Table(("a",), ()), None])
+
+
+def test_lists_are_stored_as_tuples():
+    table = Table(["a", "b"], [["x", 1]], notes=["n"])
+    assert table.columns == ("a", "b") and table.rows == (("x", 1),) and table.notes == ("n",)

@@ -187,3 +187,31 @@ def test_figures_draw():
     assert str(grid.summary_table()).count("\n") >= 10
     study = noise_study((10.0,), noise_methods()[:2], response_budget=512, n_seeds=2, progress=False)
     assert len(noise_figure(study).axes) == 2
+
+
+def _bad_tuning_calls():
+    from covpo.collapse_instance import collapse_instance
+    from covpo.experiments.implications.tuning import tuning_summary_table
+
+    instance = stacked_collapse_instance(1, 0.2, 10.0, n_zero=5)
+    cell = {"algorithm": "ppo_lite", "beta": 1.0, "inner_steps": 1, "width": 1.0, "batch_size": 4, "n_iterations": 2,
+            "eta_beta": 1.0, "eps": 0.1, "seed": (0,)}
+    return [
+        (lambda: mirror_descent_time_to_eps(None, 0.1), "instance"),
+        (lambda: tuning_prescriptions(collapse_instance(0.1), [1.0], n_iterations=2, eta_beta=1.0, eps=0.1), "instance"),
+        (lambda: tuning_summary_table([None]), "maps"),
+        (lambda: tuning_run("x", **cell), "instance"),
+        (lambda: tuning_run(instance, **{**cell, "width": 0.0}), "width"),
+        (lambda: tuning_run(instance, **{**cell, "seed": "x"}), "seed"),
+        (lambda: tuning_run(instance, **{**cell, "beta": None}), "beta"),
+        (lambda: tuning_run(instance, **{**cell, "algorithm": "grpo"}), "algorithm"),
+        (lambda: inner_steps_map(None, progress=False), "instance"),
+        (lambda: clip_width_map(instance, seed=-1, progress=False), "seed"),
+    ]
+
+
+@pytest.mark.parametrize("index", range(10))
+def test_bad_input_raises_naming_the_argument(index):
+    call, name = _bad_tuning_calls()[index]
+    with pytest.raises(ValueError, match=name):
+        call()

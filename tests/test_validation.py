@@ -83,3 +83,65 @@ def test_best_of_n_rejects_bad_input():
         best_of_n_success(np.log(0.5), 0)
     with pytest.raises(ValueError, match="delta"):
         best_of_n_samples_needed(np.log(0.5), 1.5)
+
+
+@pytest.mark.parametrize(
+    ("mask", "message"),
+    [
+        (np.array([[1.0, 0.5], [0.0, 1.0]]), "optimal_mask must be a boolean array"),
+        (np.array([[np.nan, 0.0], [0.0, 1.0]]), "optimal_mask must be a boolean array"),
+        (np.array([[1, 2], [0, 1]]), "optimal_mask must be a boolean array"),
+        ("mask", "optimal_mask must be a boolean array"),
+    ],
+)
+def test_instance_rejects_a_mask_that_is_not_boolean_instead_of_casting_it(mask, message):
+    arguments = good_arguments()
+    arguments["optimal_mask"] = mask
+    with pytest.raises(ValueError, match=message):
+        BanditInstance(**arguments)
+
+
+def test_instance_accepts_a_mask_of_zeros_and_ones():
+    arguments = good_arguments()
+    arguments["optimal_mask"] = np.array([[1, 0], [0, 1]])
+    assert BanditInstance(**arguments).optimal_mask.dtype == bool
+
+
+def test_tabular_instance_refuses_dense_features_that_do_not_fit_in_memory():
+    with pytest.raises(ValueError, match=r"7\.3 TiB, above the 2\.0 GiB limit; use fewer responses"):
+        tabular_instance(np.zeros((1, 10**6)), np.full((1, 10**6), 1e-6))
+    with pytest.raises(ValueError, match="rewards must have at least one prompt"):
+        tabular_instance(np.zeros((0, 2)), np.zeros((0, 2)))
+    with pytest.raises(ValueError, match="base_probs must have shape"):
+        tabular_instance(np.array([[1.0, 0.0]]), np.array([0.5, 0.5]))
+
+
+def test_random_instance_rejects_a_bad_rng_and_sizes_that_do_not_fit_in_memory():
+    with pytest.raises(ValueError, match="rng must be a numpy Generator, got 0"):
+        random_softmax_linear_instance(0, 2, 2, 2)
+    with pytest.raises(ValueError, match="n_prompts, n_responses and dim need a dense feature tensor"):
+        random_softmax_linear_instance(np.random.default_rng(0), 1000, 1000, 1000)
+
+
+def test_check_instance_names_the_argument_and_shortens_the_value():
+    from covpo.validation import check_instance
+
+    assert check_instance("instance", 3, int) == 3
+    with pytest.raises(ValueError, match=r"instance must be a int, got str 'aaa.*\.\.\.$"):
+        check_instance("instance", "a" * 500, int)
+
+
+def test_coverage_instances_validate_under_the_callers_names():
+    from covpo.coverage_instances import coverage_shift, dialled_coverage_instance, log_coverage_coefficient
+
+    instance = random_softmax_linear_instance(np.random.default_rng(0), 3, 4, 2)
+    with pytest.raises(ValueError, match="statistic must be one of"):
+        log_coverage_coefficient(instance, instance.base_theta, "median")
+    with pytest.raises(ValueError, match="theta must be finite"):
+        log_coverage_coefficient(instance, np.array([np.nan, 0.0]))
+    with pytest.raises(ValueError, match="instance must be a BanditInstance"):
+        coverage_shift(None, 5.0)
+    with pytest.raises(ValueError, match="rng must be a numpy Generator"):
+        dialled_coverage_instance(1, 3, 4, 2, 5.0)
+    with pytest.raises(ValueError, match="target_coverage must be > 1"):
+        dialled_coverage_instance(np.random.default_rng(0), 3, 4, 2, 0.5)

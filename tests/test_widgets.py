@@ -83,3 +83,50 @@ def _tiny_figure(value: int):
     figure = new_figure(2.0, 1.0)
     figure.subplots().plot([0, 1], [0, value])
     return figure
+
+
+@pytest.mark.parametrize(
+    "module, function, arguments, name",
+    [
+        ("collapse", "collapse_explorer_figure", {"gap": 0.15, "beta": 0.0, "eta": 4.0, "budget": 0}, "budget"),
+        ("collapse", "collapse_explorer_figure", {"gap": 0.15, "beta": -1.0, "eta": 4.0, "budget": 10}, "beta"),
+        ("mirror_descent", "apmd_explorer_figure", {"beta": 0.5, "inner_steps": 8, "eta": 4.0, "budget": 0}, "budget"),
+        ("mirror_descent", "apmd_explorer_figure", {"beta": 0.5, "inner_steps": 0, "eta": 4.0, "budget": 10}, "inner_steps"),
+        ("ppo", "ppo_explorer_figure", {"beta": 1.0, "width": 0.0, "inner_steps": 2, "batch_size": 8}, "width"),
+        ("ppo", "ppo_explorer_figure", {"beta": 1.0, "width": 1.0, "inner_steps": 2, "batch_size": None}, "batch_size"),
+        ("squared_loss", "squared_loss_explorer_figure", {"beta": 0.5, "group_size": 0, "batch_size": 16}, "group_size"),
+        ("squared_loss", "squared_loss_explorer_figure", {"beta": float("nan"), "group_size": 8, "batch_size": 16}, "beta"),
+        ("head_to_head", "head_to_head_explorer_figure",
+         {"results": (None,), "family": 0, "algorithm_set": 0, "response_budget": 100}, "results"),
+    ],
+)
+def test_widget_figure_names_its_own_slider(module, function, arguments, name):
+    import importlib
+
+    figure_function = getattr(importlib.import_module(f"covpo.plots.{module}"), function)
+    with pytest.raises(ValueError, match=f"^{name} "):
+        figure_function(**arguments)
+
+
+@pytest.mark.parametrize(
+    "arguments, name",
+    [
+        ({"name": None}, "name"),
+        ({"minimum": float("nan")}, "minimum"),
+        ({"static_values": "x"}, "static_values"),
+        ({"step": -1.0}, "step"),
+        ({"minimum": 0.0, "log": True}, "minimum"),
+    ],
+)
+def test_slider_rejects_bad_fields_naming_them(arguments, name):
+    valid = {"name": "x", "label": "x", "minimum": 0.1, "maximum": 1.0, "default": 0.5, "static_values": (0.5,)}
+    with pytest.raises(ValueError, match=name):
+        Slider(**{**valid, **arguments})
+
+
+def test_explorable_rejects_bad_sliders_and_functions():
+    slider = Slider("x", "x", 0.0, 1.0, 0.5, (0.5,))
+    with pytest.raises(ValueError, match="sliders"):
+        explorable(lambda x: None, [None], "title")
+    with pytest.raises(ValueError, match="figure_function"):
+        explorable(None, [slider], "title")

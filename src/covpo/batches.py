@@ -13,8 +13,23 @@ from dataclasses import dataclass
 import numpy as np
 
 from covpo.instances import BanditInstance
-from covpo.policies import kl_per_prompt, log_policy, mean_features, sample_prompts, sample_responses
-from covpo.validation import check_count
+from covpo.policies import (
+    check_bandit,
+    check_policy,
+    check_theta,
+    sample_prompts,
+    sample_responses,
+    unchecked_kl_per_prompt,
+    unchecked_log_policy,
+    unchecked_mean_features,
+)
+from covpo.validation import (
+    check_count,
+    check_finite_array,
+    check_generator,
+    check_index_array,
+    check_instance,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,10 +52,48 @@ class ResponseBatch:
     rewards: np.ndarray
     log_sampling: np.ndarray
 
+    def __post_init__(self) -> None:
+        prompts = _check_indices("prompts", self.prompts)
+        shape = prompts.shape
+        responses = _check_like_prompts("responses", _check_indices("responses", self.responses), shape)
+        rewards = _check_like_prompts("rewards", check_finite_array("rewards", self.rewards), shape)
+        log_sampling = _check_like_prompts(
+            "log_sampling", check_finite_array("log_sampling", self.log_sampling), shape
+        )
+        if np.any(log_sampling > 0.0):
+            raise ValueError(f"log_sampling must hold log-probabilities <= 0, found {log_sampling.max()!r}")
+        for name, value in (
+            ("prompts", prompts),
+            ("responses", responses),
+            ("rewards", rewards),
+            ("log_sampling", log_sampling),
+        ):
+            object.__setattr__(self, name, value)
+
     @property
     def size(self) -> int:
         """Number of responses in the batch (``N`` or ``N G``)."""
         return int(self.responses.size)
+
+
+def _check_like_prompts(name: str, array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Raise unless ``array`` has the shape of the batch's prompts."""
+    if array.shape != shape:
+        raise ValueError(f"{name} must have the shape of prompts, {shape}, got shape {array.shape}")
+    return array
+
+
+def _check_indices(name: str, value: object) -> np.ndarray:
+    """Non-negative integer indices (their upper bound is the instance's, checked by :func:`check_batch`)."""
+    return check_index_array(name, value, np.iinfo(np.int64).max)
+
+
+def check_batch(name: str, batch: object, instance: BanditInstance) -> ResponseBatch:
+    """Return ``batch`` if it is a :class:`ResponseBatch` whose indices fit ``instance``, else raise naming ``name``."""
+    batch = check_instance(name, batch, ResponseBatch)
+    check_index_array(f"{name}.prompts", batch.prompts, instance.n_prompts)
+    check_index_array(f"{name}.responses", batch.responses, instance.n_responses)
+    return batch
 
 
 def draw_batch(
@@ -56,6 +109,12 @@ def draw_batch(
     the arrays have shape ``(batch_size, G)``; otherwise one response each, shape
     ``(batch_size,)``. Prompts are drawn first, then all responses in one call.
     """
+    instance = check_bandit("instance", instance)
+    log_probs = check_policy("log_probs", instance, log_probs)
+    batch_size = check_count("batch_size", batch_size)
+    rng = check_generator("rng", rng)
+    if group_size is not None:
+        check_count("group_size", group_size)
     prompts = sample_prompts(instance, rng, batch_size)
     if group_size is not None:
         group_size = check_count("group_size", group_size)
@@ -90,15 +149,38 @@ class BatchTerms:
 
 def batch_terms(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch) -> BatchTerms:
     """Log-probabilities, log importance ratios and softmax-linear scores on ``batch`` (paper section 2.2)."""
-    log_probs = log_policy(instance, theta)
-    scores = instance.features[batch.prompts, batch.responses] - mean_features(instance, log_probs)[batch.prompts]
+    instance = check_bandit("instance", instance)
+    theta = check_theta("theta", instance, theta)
+    return unchecked_batch_terms(instance, theta, check_batch("batch", batch, instance))
+
+
+def unchecked_batch_terms(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch) -> BatchTerms:
+    """:func:`batch_terms` for arguments the caller has already validated (the algorithms' inner loops)."""
+    log_probs = unchecked_log_policy(instance, theta)
+    scores = instance.features[batch.prompts, batch.responses] - unchecked_mean_features(instance, log_probs)[batch.prompts]
     log_ratio = log_probs[batch.prompts, batch.responses] - batch.log_sampling
     return BatchTerms(log_probs=log_probs, log_ratio=log_ratio, scores=scores)
 
 
-def score_average(coefficients: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """``mean_i a_i grad log pi_theta(y_i|x_i)``, the common form of every batch gradient here."""
+def unchecked_score_average(coefficients: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """:func:`score_average` for arrays the caller has already validated under its own names."""
     return np.tensordot(coefficients, scores, axes=coefficients.ndim) / coefficients.size
+
+
+def score_average(coefficients: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """``mean_i a_i grad log pi_theta(y_i|x_i)``, the common form of every batch gradient here.
+
+    ``coefficients`` has the batch's shape and ``scores`` that shape plus the parameter dimension.
+    """
+    coefficients = check_finite_array("coefficients", coefficients)
+    scores = check_finite_array("scores", scores)
+    if coefficients.size == 0:
+        raise ValueError("coefficients must hold at least one value, got an empty array")
+    if scores.ndim != coefficients.ndim + 1 or scores.shape[: coefficients.ndim] != coefficients.shape:
+        raise ValueError(
+            f"scores must have shape {coefficients.shape} + (dim,) to match coefficients, got shape {scores.shape}"
+        )
+    return unchecked_score_average(coefficients, scores)
 
 
 def prompt_kl(
@@ -109,9 +191,23 @@ def prompt_kl(
     Responses are enumerable, so each sampled prompt's KL is a sum over ``y``; the gradient
     is ``mean_i E_{y~pi_theta(.|x_i)}[(log pi_theta/pi_ref - KL_{x_i}) (phi - phibar)]`` (the
     standard KL gradient), formed once per distinct prompt and weighted by how often it was drawn.
+    ``pi_ref`` needs full support.
     """
+    instance = check_bandit("instance", instance)
+    log_probs = check_policy("log_probs", instance, log_probs)
+    log_reference = check_finite_array("log_reference", check_policy("log_reference", instance, log_reference))
+    prompts = check_index_array("prompts", prompts, instance.n_prompts)
+    if prompts.size == 0:
+        raise ValueError("prompts must hold at least one prompt index, got an empty array")
+    return unchecked_prompt_kl(instance, log_probs, log_reference, prompts)
+
+
+def unchecked_prompt_kl(
+    instance: BanditInstance, log_probs: np.ndarray, log_reference: np.ndarray, prompts: np.ndarray
+) -> tuple[float, np.ndarray]:
+    """:func:`prompt_kl` for arguments the caller has already validated (the algorithms' inner loops)."""
     weights = np.bincount(np.ravel(prompts), minlength=instance.n_prompts) / np.size(prompts)
-    kl = kl_per_prompt(log_probs, log_reference)
+    kl = unchecked_kl_per_prompt(log_probs, log_reference)
     probs = np.exp(log_probs)
     table = weights[:, None] * probs * (log_probs - log_reference - kl[:, None])
     return float(weights @ kl), np.einsum("xy,xyd->d", table, instance.features)

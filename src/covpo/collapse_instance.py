@@ -28,9 +28,11 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
-from covpo.instances import BanditInstance, tabular_instance
+from covpo.instances import BanditInstance, check_feature_memory, tabular_instance
 from covpo.validation import (
     check_count,
+    check_finite_array,
+    check_instance,
     check_nonnegative,
     check_positive,
     check_probability,
@@ -128,8 +130,16 @@ class CollapseInstance:
 
         Response 0 is optimal, response 1 the distractor, the rest the zero-reward block.
         Its features are one-hot, so it needs ``O(n_responses**2)`` memory: meant for tests and
-        for the general code on small blocks.
+        for the general code on small blocks; an ``n_zero`` whose features exceed
+        :data:`~covpo.instances.MAX_FEATURE_BYTES` is refused.
         """
+        check_feature_memory(
+            1,
+            self.n_responses,
+            self.n_responses,
+            f"n_zero={self.n_zero} (one-hot features of the full vector)",
+            "use the reduced three-class form, which needs no features, or a smaller n_zero",
+        )
         rewards = np.concatenate([self.rewards[:2], np.zeros(self.n_zero)])
         member_probs = np.exp(self.base_logits)
         base_probs = np.concatenate([member_probs[:2], np.full(self.n_zero, member_probs[ZERO])])
@@ -150,9 +160,15 @@ def collapse_instance(
 
 
 def _check_instance(instance: object) -> CollapseInstance:
-    if not isinstance(instance, CollapseInstance):
-        raise ValueError(f"instance must be a CollapseInstance, got {type(instance).__name__}")
-    return instance
+    return check_instance("instance", instance, CollapseInstance)
+
+
+def _check_logits(logits: object) -> np.ndarray:
+    """Finite per-member logits whose last axis holds the three classes."""
+    array = check_finite_array("logits", logits)
+    if array.ndim == 0 or array.shape[-1] != 3:
+        raise ValueError(f"logits must have a last axis of length 3 (one logit per class), got shape {array.shape}")
+    return array
 
 
 def _check_beta(beta: float | None) -> float | None:
@@ -163,16 +179,21 @@ def _check_eps(eps: float | None) -> float | None:
     return None if eps is None else check_nonnegative("eps", eps)
 
 
-
 def class_log_probs(instance: CollapseInstance, logits: np.ndarray) -> np.ndarray:
     """Log mass of each class, ``log(m_c exp(theta_c) / Z)``, for per-member logits of shape ``(..., 3)``."""
+    instance = _check_instance(instance)
+    return _class_log_probs(instance, _check_logits(logits))
+
+
+def _class_log_probs(instance: CollapseInstance, logits: np.ndarray) -> np.ndarray:
+    """:func:`class_log_probs` for logits the caller has already validated (or computed itself)."""
     weights = np.asarray(logits, dtype=float) + instance.log_multiplicities
     return weights - logsumexp(weights, axis=-1, keepdims=True)
 
 
 def _state_summary(instance: CollapseInstance, logits: np.ndarray) -> dict[str, np.ndarray]:
     """Reward, log coverage and KL to the base model of per-member logits ``(..., 3)``."""
-    log_masses = class_log_probs(instance, logits)
+    log_masses = _class_log_probs(instance, logits)
     masses = np.exp(log_masses)
     return {
         "log_masses": log_masses,
@@ -195,13 +216,21 @@ def plane_coordinates(instance: CollapseInstance, logits: np.ndarray) -> np.ndar
     ``u`` raises the optimal logit against the distractor's, ``v`` raises both rewarding
     logits against the zero block's (paper appendix C.1); the base model is ``(0, 0)``.
     """
-    return _absolute_plane(logits) - _absolute_plane(instance.base_logits)
+    instance = _check_instance(instance)
+    return _absolute_plane(_check_logits(logits)) - _absolute_plane(instance.base_logits)
 
 
 def logits_from_plane(instance: CollapseInstance, u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Per-member logits (zero-block logit 0) at plane coordinates ``(u, v)``; inverse of :func:`plane_coordinates`."""
+    instance = _check_instance(instance)
+    u = check_finite_array("u", u)
+    v = check_finite_array("v", v)
+    try:
+        np.broadcast_shapes(u.shape, v.shape)
+    except ValueError:
+        raise ValueError(f"u and v must have broadcastable shapes, got {u.shape} and {v.shape}") from None
     base_u, base_v = _absolute_plane(instance.base_logits)
-    u, v = np.broadcast_arrays(np.asarray(u, dtype=float) + base_u, np.asarray(v, dtype=float) + base_v)
+    u, v = np.broadcast_arrays(u + base_u, v + base_v)
     return np.stack([v + 0.5 * u, v - 0.5 * u, np.zeros(u.shape)], axis=-1)
 
 
@@ -209,7 +238,8 @@ def regularized_optimum_suboptimality(instance: CollapseInstance, beta: float) -
     """``J* - J(pi_beta)`` for ``pi_beta = pi_0 exp(r / beta) / Z``, computed in log space (the maximizer of paper Eq. (5))."""
     instance = _check_instance(instance)
     beta = check_positive("beta", beta)
-    log_weights = instance.base_class_log_probs + instance.rewards / beta
+    with np.errstate(over="ignore"):
+        log_weights = instance.base_class_log_probs + (instance.rewards - instance.optimal_value) / beta
     masses = np.exp(log_weights - logsumexp(log_weights))
     return float(masses @ (instance.optimal_value - instance.rewards))
 

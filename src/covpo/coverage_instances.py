@@ -27,8 +27,8 @@ from scipy.optimize import brentq
 from scipy.special import logsumexp
 
 from covpo.instances import BanditInstance, random_softmax_linear_instance
-from covpo.policies import log_coverage, log_policy
-from covpo.validation import check_count, check_positive
+from covpo.policies import check_bandit, check_theta, unchecked_log_coverage, unchecked_log_policy
+from covpo.validation import check_count, check_generator, check_option, check_positive
 
 COVERAGE_STATISTICS = ("mean", "max")
 MAX_BRACKET_DOUBLINGS = 60
@@ -42,18 +42,18 @@ def log_coverage_coefficient(instance: BanditInstance, theta: np.ndarray, statis
     and calls the maximum over prompts its worst-case variant. Computed from log coverage by log-sum-exp, so it stays finite
     when a coverage underflows.
     """
-    statistic = _check_statistic(statistic)
-    inverse = -log_coverage(instance, log_policy(instance, theta))
+    instance = check_bandit("instance", instance)
+    theta = check_theta("theta", instance, theta)
+    return _log_coverage_coefficient(instance, theta, check_option("statistic", statistic, COVERAGE_STATISTICS))
+
+
+def _log_coverage_coefficient(instance: BanditInstance, theta: np.ndarray, statistic: str) -> float:
+    """:func:`log_coverage_coefficient` for arguments already validated."""
+    inverse = -unchecked_log_coverage(instance, unchecked_log_policy(instance, theta))
     if statistic == "max":
         return float(inverse.max())
     support = instance.prompt_probs > 0.0
     return float(logsumexp(inverse[support], b=instance.prompt_probs[support]))
-
-
-def _check_statistic(statistic: str) -> str:
-    if statistic not in COVERAGE_STATISTICS:
-        raise ValueError(f"statistic must be one of {COVERAGE_STATISTICS}, got {statistic!r}")
-    return statistic
 
 
 def _check_realizable_direction(instance: BanditInstance) -> np.ndarray:
@@ -84,16 +84,17 @@ def coverage_shift(instance: BanditInstance, target_coverage: float, statistic: 
     statistic
         ``"mean"`` for ``E_x 1/c_0(x)``, ``"max"`` for the worst case ``max_x 1/c_0(x)``.
     """
+    instance = check_bandit("instance", instance)
     target = check_positive("target_coverage", target_coverage)
     if target <= 1.0:
         raise ValueError(f"target_coverage must be > 1, got {target_coverage!r}")
-    statistic = _check_statistic(statistic)
+    statistic = check_option("statistic", statistic, COVERAGE_STATISTICS)
     direction = _check_realizable_direction(instance)
     base = np.asarray(instance.base_theta, dtype=float)
     log_target = float(np.log(target))
 
     def excess(shift: float) -> float:
-        return log_coverage_coefficient(instance, base - shift * direction, statistic) - log_target
+        return _log_coverage_coefficient(instance, base - shift * direction, statistic) - log_target
 
     low, high = -1.0, 1.0
     for _ in range(MAX_BRACKET_DOUBLINGS):
@@ -158,9 +159,14 @@ def dialled_coverage_instance(
     feature_norm
         Norm of every feature vector (the bound ``B``).
     """
+    rng = check_generator("rng", rng)
     n_prompts = check_count("n_prompts", n_prompts)
     n_responses = check_count("n_responses", n_responses, minimum=2)
     dim = check_count("dim", dim)
+    target_coverage = check_positive("target_coverage", target_coverage)
+    if target_coverage <= 1.0:
+        raise ValueError(f"target_coverage must be > 1, got {target_coverage!r}")
+    statistic = check_option("statistic", statistic, COVERAGE_STATISTICS)
     instance = random_softmax_linear_instance(
         rng, n_prompts, n_responses, dim, base_scale=base_scale, feature_norm=feature_norm
     )

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from covpo.validation import check_finite_array
+
 
 @dataclass(frozen=True)
 class LineFit:
@@ -36,7 +38,16 @@ class LineFit:
 
 
 def fit_line(x: np.ndarray, y: np.ndarray) -> LineFit:
-    """Fit a straight line through ``(x, y)`` by least squares; inputs are already transformed."""
+    """Fit a straight line through ``(x, y)`` by least squares; inputs are already transformed.
+
+    ``x`` and ``y`` are finite one-dimensional arrays of the same length, with at least two distinct ``x``.
+    """
+    x = check_finite_array("x", x, ndim=1)
+    y = check_finite_array("y", y, ndim=1)
+    if x.shape != y.shape:
+        raise ValueError(f"x and y must have the same length, got {x.size} and {y.size}")
+    if np.unique(x).size < 2:
+        raise ValueError(f"x must hold at least two distinct values to fit a line, got {x.tolist()!r}")
     slope, intercept = np.polyfit(x, y, 1)
     residuals = y - (intercept + slope * x)
     spread = float(np.sum((y - y.mean()) ** 2))

@@ -17,12 +17,36 @@ from covpo.validation import (
     check_count,
     check_distribution,
     check_finite_array,
+    check_generator,
+    check_mask,
     check_positive,
     check_shape,
 )
 
 OPTIMAL_REWARD_TOLERANCE = 1e-12
 TIED_SCORE_TOLERANCE = 1e-9
+MAX_FEATURE_BYTES = 2 * 1024**3
+"""Largest dense feature tensor ``phi(x, y)`` (float64) an instance constructor will allocate: 2 GiB."""
+
+
+def check_feature_memory(n_prompts: int, n_responses: int, dim: int, what: str, advice: str) -> None:
+    """Raise before allocating a dense ``(n_prompts, n_responses, dim)`` float64 feature tensor above :data:`MAX_FEATURE_BYTES`.
+
+    ``what`` names the arguments that set the size, ``advice`` says what to do instead.
+    """
+    needed = 8 * int(n_prompts) * int(n_responses) * int(dim)
+    if needed > MAX_FEATURE_BYTES:
+        raise ValueError(
+            f"{what} need a dense feature tensor of shape ({n_prompts}, {n_responses}, {dim}), "
+            f"{_format_bytes(needed)}, above the {_format_bytes(MAX_FEATURE_BYTES)} limit; {advice}"
+        )
+
+
+def _format_bytes(count: int) -> str:
+    for unit, size in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2)):
+        if count >= size:
+            return f"{count / size:,.1f} {unit}"
+    return f"{count:,} bytes"
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,7 +89,7 @@ class BanditInstance:
         if self.optimal_mask is None:
             mask = rewards >= rewards.max(axis=1, keepdims=True) - OPTIMAL_REWARD_TOLERANCE
         else:
-            mask = check_shape("optimal_mask", np.asarray(self.optimal_mask, dtype=bool), rewards.shape)
+            mask = check_mask("optimal_mask", self.optimal_mask, rewards.shape)
         empty = np.flatnonzero(~mask.any(axis=1))
         if empty.size:
             raise ValueError(f"optimal_mask leaves prompt {int(empty[0])} with no optimal response")
@@ -127,12 +151,25 @@ def tabular_instance(
         The base model ``pi_0(y|x)``, same shape, each row a distribution with full support.
     prompt_probs
         ``rho``; uniform over prompts when omitted.
+
+    The one-hot features are dense, ``8 (n_prompts n_responses)^2`` bytes: sizes above
+    :data:`MAX_FEATURE_BYTES` (about 16,000 prompt-response pairs) are refused with an error.
     """
     rewards = check_finite_array("rewards", rewards, ndim=2)
-    base_probs = check_shape("base_probs", check_distribution("base_probs", base_probs, axis=1), rewards.shape)
+    n_prompts, n_responses = rewards.shape
+    if n_prompts == 0 or n_responses == 0:
+        raise ValueError(f"rewards must have at least one prompt and one response, got shape {rewards.shape}")
+    base_probs = check_distribution("base_probs", base_probs, axis=-1)
+    base_probs = check_shape("base_probs", base_probs, rewards.shape)
     if np.any(base_probs <= 0.0):
         raise ValueError("base_probs must be positive everywhere: a softmax base model has full support")
-    n_prompts, n_responses = rewards.shape
+    check_feature_memory(
+        n_prompts,
+        n_responses,
+        n_prompts * n_responses,
+        f"rewards of shape {rewards.shape} (one-hot features, one per prompt-response pair)",
+        "use fewer responses, or a random_softmax_linear_instance with a small feature dimension",
+    )
     if prompt_probs is None:
         prompt_probs = np.full(n_prompts, 1.0 / n_prompts)
     dim = n_prompts * n_responses
@@ -178,6 +215,10 @@ def random_softmax_linear_instance(
     dim = check_count("dim", dim)
     base_scale = check_positive("base_scale", base_scale)
     feature_norm = check_positive("feature_norm", feature_norm)
+    rng = check_generator("rng", rng)
+    check_feature_memory(
+        n_prompts, n_responses, dim, "n_prompts, n_responses and dim", "choose smaller sizes"
+    )
     features = rng.standard_normal((n_prompts, n_responses, dim))
     features *= feature_norm / np.linalg.norm(features, axis=2, keepdims=True)
     direction = rng.standard_normal(dim)

@@ -6,22 +6,50 @@ import numpy as np
 from scipy.special import logsumexp
 
 from covpo.instances import BanditInstance
-from covpo.policies import expected_kl, expected_reward, kl_per_prompt
+from covpo.policies import (
+    check_bandit,
+    check_policy,
+    unchecked_expected_kl,
+    unchecked_expected_reward,
+    unchecked_kl_per_prompt,
+)
 from covpo.policy_classes import PolicyClass, SoftmaxLinear
-from covpo.validation import check_log_distribution, check_positive, check_shape
+from covpo.validation import check_finite_array, check_log_distribution, check_positive, check_shape
+
+POLICY_CLASS_MEMBERS = ("initial_params", "log_policy", "population_score_sum")
 
 
 def regularized_objective(
     instance: BanditInstance, log_probs: np.ndarray, log_ref: np.ndarray, beta: float
 ) -> float:
     """``J_beta(pi; pi_ref) = J(pi) - beta E_x KL(pi(.|x) || pi_ref(.|x))`` (paper Eqs. (5) and (13))."""
+    instance = check_bandit("instance", instance)
+    log_probs = check_policy("log_probs", instance, log_probs)
+    log_ref = check_policy("log_ref", instance, log_ref)
     beta = check_positive("beta", beta)
-    return expected_reward(instance, log_probs) - beta * expected_kl(instance, log_probs, log_ref)
+    return unchecked_expected_reward(instance, log_probs) - beta * unchecked_expected_kl(instance, log_probs, log_ref)
 
 
 def _policy_class(instance: BanditInstance, policy: PolicyClass | None) -> PolicyClass:
     """``policy``, or the paper's softmax-linear class over ``instance``'s features when ``None``."""
-    return SoftmaxLinear(instance) if policy is None else policy
+    instance = check_bandit("instance", instance)
+    if policy is None:
+        return SoftmaxLinear(instance)
+    missing = [member for member in POLICY_CLASS_MEMBERS if not hasattr(policy, member)]
+    if missing:
+        raise ValueError(f"policy must be a PolicyClass (missing {', '.join(missing)}), got {type(policy).__name__}")
+    return policy
+
+
+def _check_theta(policy: PolicyClass, theta: object) -> np.ndarray:
+    """``theta`` as finite parameters of ``policy``'s shape, under the caller's name."""
+    return check_shape("theta", check_finite_array("theta", theta, ndim=1), np.shape(policy.initial_params))
+
+
+def _check_reference(log_ref: object, shape: tuple[int, ...]) -> np.ndarray:
+    """A reference table with full support (the KL to a reference with zeros is infinite for a softmax policy)."""
+    log_ref = check_shape("log_ref", check_log_distribution("log_ref", log_ref), shape)
+    return check_finite_array("log_ref", log_ref)
 
 
 def reward_gradient(instance: BanditInstance, theta: np.ndarray, *, policy: PolicyClass | None = None) -> np.ndarray:
@@ -31,6 +59,7 @@ def reward_gradient(instance: BanditInstance, theta: np.ndarray, *, policy: Poli
     softmax-linear over ``instance``'s features by default, whose score is ``phi - phibar(x)``.
     """
     policy = _policy_class(instance, policy)
+    theta = _check_theta(policy, theta)
     return policy.population_score_sum(theta, instance.rewards, policy.log_policy(theta))
 
 
@@ -39,11 +68,12 @@ def kl_gradient(
 ) -> np.ndarray:
     """``grad_theta E_x KL(pi_theta || pi_ref) = E_x E_{y~pi}[(log pi/pi_ref - KL_x) grad log pi_theta]``.
 
-    ``policy`` as in :func:`reward_gradient`.
+    ``policy`` as in :func:`reward_gradient`; ``pi_ref`` needs full support.
     """
     policy = _policy_class(instance, policy)
+    theta = _check_theta(policy, theta)
     log_probs = policy.log_policy(theta)
-    log_ref = check_shape("log_ref", check_log_distribution("log_ref", log_ref), log_probs.shape)
+    log_ref = _check_reference(log_ref, log_probs.shape)
     return policy.population_score_sum(theta, log_probs - log_ref, log_probs)
 
 
@@ -57,20 +87,25 @@ def regularized_gradient(
 ) -> np.ndarray:
     """``grad J_beta(pi_theta; pi_ref)`` (paper Eq. (13)): the score-weighted advantage ``r - beta log(pi/pi_ref)``.
 
-    ``policy`` as in :func:`reward_gradient`.
+    ``policy`` as in :func:`reward_gradient`; ``pi_ref`` needs full support.
     """
     beta = check_positive("beta", beta)
     policy = _policy_class(instance, policy)
+    theta = _check_theta(policy, theta)
     log_probs = policy.log_policy(theta)
-    log_ref = check_shape("log_ref", check_log_distribution("log_ref", log_ref), log_probs.shape)
-    return policy.population_score_sum(theta, instance.rewards - beta * (log_probs - log_ref), log_probs)
+    log_ref = _check_reference(log_ref, log_probs.shape)
+    with np.errstate(over="ignore"):
+        advantage = instance.rewards - beta * (log_probs - log_ref)
+    if not np.all(np.isfinite(advantage)):
+        raise ValueError(f"beta={beta!r} is too large: the advantage r - beta log(pi / pi_ref) overflows")
+    return policy.population_score_sum(theta, advantage, log_probs)
 
 
 def regularized_optimum(instance: BanditInstance, log_ref: np.ndarray, beta: float) -> np.ndarray:
     """Log-probabilities of ``pi_beta = pi_ref exp(r / beta) / Z`` (paper section 3.1's target, reference ``pi_ref``), exactly normalized."""
+    instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
-    log_ref = check_log_distribution("log_ref", log_ref)
-    check_shape("log_ref", log_ref, instance.rewards.shape)
+    log_ref = check_policy("log_ref", instance, log_ref)
     unnormalized = log_ref + instance.rewards / beta
     return unnormalized - logsumexp(unnormalized, axis=1, keepdims=True)
 
@@ -79,5 +114,7 @@ def regularized_gap(
     instance: BanditInstance, log_probs: np.ndarray, log_ref: np.ndarray, beta: float
 ) -> float:
     """``beta E_x KL(pi || pi_beta)``, which equals ``J_beta(pi_beta) - J_beta(pi)`` (a standard identity; our reconstruction)."""
+    instance = check_bandit("instance", instance)
+    log_probs = check_policy("log_probs", instance, log_probs)
     target = regularized_optimum(instance, log_ref, beta)
-    return beta * float(instance.prompt_probs @ kl_per_prompt(log_probs, target))
+    return beta * float(instance.prompt_probs @ unchecked_kl_per_prompt(log_probs, target))

@@ -12,24 +12,60 @@ import numpy as np
 from scipy.special import logsumexp
 
 from covpo.instances import BanditInstance
-from covpo.validation import check_count, check_finite_array, check_log_distribution, check_shape
+from covpo.validation import (
+    check_count,
+    check_finite_array,
+    check_generator,
+    check_index_array,
+    check_instance,
+    check_log_distribution,
+    check_shape,
+)
+
+
+def check_bandit(name: str, instance: object) -> BanditInstance:
+    """Return ``instance`` if it is a :class:`~covpo.instances.BanditInstance`, else raise naming ``name``."""
+    return check_instance(name, instance, BanditInstance)
+
+
+def check_theta(name: str, instance: BanditInstance, theta: object) -> np.ndarray:
+    """``theta`` as finite softmax-linear parameters of shape ``(instance.dim,)``, or raise naming ``name``."""
+    return check_shape(name, check_finite_array(name, theta, ndim=1), (instance.dim,))
+
+
+def check_policy(name: str, instance: BanditInstance, log_probs: object) -> np.ndarray:
+    """``log_probs`` as a normalized log-probability table of ``instance``'s shape, or raise naming ``name``."""
+    array = check_log_distribution(name, log_probs)
+    return check_shape(name, array, (instance.n_prompts, instance.n_responses))
 
 
 def logits(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
     """Unnormalized logits ``<theta, phi(x, y)>``, shape ``(n_prompts, n_responses)``."""
-    theta = check_shape("theta", check_finite_array("theta", theta, ndim=1), (instance.dim,))
-    return instance.features @ theta
+    instance = check_bandit("instance", instance)
+    return instance.features @ check_theta("theta", instance, theta)
+
+
+def unchecked_log_policy(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
+    """:func:`log_policy` for arguments the caller has already validated under its own names."""
+    scores = instance.features @ theta
+    return scores - logsumexp(scores, axis=1, keepdims=True)
 
 
 def log_policy(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
     """``log pi_theta(y|x) = <theta, phi(x,y)> - log sum_y' exp <theta, phi(x,y')>`` (paper section 2.2)."""
-    scores = logits(instance, theta)
-    return scores - logsumexp(scores, axis=1, keepdims=True)
+    instance = check_bandit("instance", instance)
+    return unchecked_log_policy(instance, check_theta("theta", instance, theta))
+
+
+def unchecked_mean_features(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
+    """:func:`mean_features` for arguments the caller has already validated under its own names."""
+    return np.einsum("xy,xyd->xd", np.exp(log_probs), instance.features)
 
 
 def mean_features(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
     """``phibar(x) = E_{y~pi(.|x)} phi(x, y)`` under the policy ``exp(log_probs)``, shape ``(n_prompts, d)`` (paper section 2.2)."""
-    return np.einsum("xy,xyd->xd", np.exp(log_probs), instance.features)
+    instance = check_bandit("instance", instance)
+    return unchecked_mean_features(instance, check_policy("log_probs", instance, log_probs))
 
 
 def centered_features(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
@@ -39,39 +75,52 @@ def centered_features(instance: BanditInstance, log_probs: np.ndarray) -> np.nda
 
 def base_log_policy(instance: BanditInstance) -> np.ndarray:
     """Log-probabilities of the base model ``pi_0 = pi_{theta_0}``."""
-    return log_policy(instance, instance.base_theta)
+    instance = check_bandit("instance", instance)
+    return unchecked_log_policy(instance, instance.base_theta)
 
 
 def policy_probs(log_probs: np.ndarray) -> np.ndarray:
     """Probabilities from log-probabilities (underflow to 0 is harmless here, never used for coverage)."""
-    return np.exp(log_probs)
+    return np.exp(check_log_distribution("log_probs", log_probs))
 
 
-def _check_policy(instance: BanditInstance, name: str, log_probs: np.ndarray) -> np.ndarray:
-    array = check_log_distribution(name, log_probs)
-    return check_shape(name, array, (instance.n_prompts, instance.n_responses))
-
-
-def kl_per_prompt(log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
-    """``KL(p(.|x) || q(.|x))`` for every prompt, from log-probabilities.
-
-    Terms with ``p = 0`` contribute zero; ``q = 0`` where ``p > 0`` gives ``inf``.
-    """
-    log_p = np.asarray(log_p, dtype=float)
-    log_q = np.asarray(log_q, dtype=float)
-    if log_p.shape != log_q.shape:
-        raise ValueError(f"log_p and log_q must have the same shape, got {log_p.shape} and {log_q.shape}")
+def unchecked_kl_per_prompt(log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
+    """:func:`kl_per_prompt` for tables the caller has already validated under its own names."""
     p = np.exp(log_p)
     with np.errstate(invalid="ignore"):
         terms = np.where(p > 0.0, p * (log_p - log_q), 0.0)
     return np.maximum(terms.sum(axis=-1), 0.0)
 
 
+def kl_per_prompt(log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
+    """``KL(p(.|x) || q(.|x))`` for every prompt, from log-probabilities.
+
+    Terms with ``p = 0`` contribute zero; ``q = 0`` where ``p > 0`` gives ``inf``. Both tables
+    must be normalized log-probabilities (a table of probabilities is rejected).
+    """
+    log_p = check_log_distribution("log_p", log_p)
+    log_q = check_log_distribution("log_q", log_q)
+    if log_p.shape != log_q.shape:
+        raise ValueError(f"log_p and log_q must have the same shape, got {log_p.shape} and {log_q.shape}")
+    return unchecked_kl_per_prompt(log_p, log_q)
+
+
+def unchecked_expected_kl(instance: BanditInstance, log_p: np.ndarray, log_q: np.ndarray) -> float:
+    """:func:`expected_kl` for arguments the caller has already validated under its own names."""
+    return float(instance.prompt_probs @ unchecked_kl_per_prompt(log_p, log_q))
+
+
 def expected_kl(instance: BanditInstance, log_p: np.ndarray, log_q: np.ndarray) -> float:
     """``E_{x~rho} KL(p(.|x) || q(.|x))``."""
-    log_p = _check_policy(instance, "log_p", log_p)
-    log_q = _check_policy(instance, "log_q", log_q)
-    return float(instance.prompt_probs @ kl_per_prompt(log_p, log_q))
+    instance = check_bandit("instance", instance)
+    log_p = check_policy("log_p", instance, log_p)
+    log_q = check_policy("log_q", instance, log_q)
+    return unchecked_expected_kl(instance, log_p, log_q)
+
+
+def unchecked_log_coverage(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
+    """:func:`log_coverage` for arguments the caller has already validated under its own names."""
+    return logsumexp(np.where(instance.optimal_mask, log_probs, -np.inf), axis=1)
 
 
 def log_coverage(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
@@ -79,29 +128,39 @@ def log_coverage(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
 
     Exact far below ``1e-300``, where the probability itself would underflow.
     """
-    log_probs = _check_policy(instance, "log_probs", log_probs)
-    return logsumexp(np.where(instance.optimal_mask, log_probs, -np.inf), axis=1)
+    instance = check_bandit("instance", instance)
+    return unchecked_log_coverage(instance, check_policy("log_probs", instance, log_probs))
 
 
 def coverage_coefficient(instance: BanditInstance, log_probs: np.ndarray) -> float:
     """``C_cov = E_x [1 / pi(Y*(x)|x)]`` (paper section 1.3); may overflow to ``inf`` after collapse."""
+    instance = check_bandit("instance", instance)
     with np.errstate(over="ignore"):
         return float(instance.prompt_probs @ np.exp(-log_coverage(instance, log_probs)))
 
 
 def value_per_prompt(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
     """``V(x) = E_{y~pi(.|x)} r(x, y)``."""
-    log_probs = _check_policy(instance, "log_probs", log_probs)
+    instance = check_bandit("instance", instance)
+    log_probs = check_policy("log_probs", instance, log_probs)
     return np.sum(np.exp(log_probs) * instance.rewards, axis=1)
+
+
+def unchecked_expected_reward(instance: BanditInstance, log_probs: np.ndarray) -> float:
+    """:func:`expected_reward` for arguments the caller has already validated under its own names."""
+    return float(instance.prompt_probs @ np.sum(np.exp(log_probs) * instance.rewards, axis=1))
 
 
 def expected_reward(instance: BanditInstance, log_probs: np.ndarray) -> float:
     """``J(pi) = E_x E_{y~pi} r(x, y)`` (paper section 1.2)."""
+    instance = check_bandit("instance", instance)
     return float(instance.prompt_probs @ value_per_prompt(instance, log_probs))
 
 
 def sample_prompts(instance: BanditInstance, rng: np.random.Generator, batch_size: int) -> np.ndarray:
     """Draw ``batch_size`` prompt indices from ``rho``."""
+    instance = check_bandit("instance", instance)
+    rng = check_generator("rng", rng)
     batch_size = check_count("batch_size", batch_size)
     return rng.choice(instance.n_prompts, size=batch_size, p=instance.prompt_probs)
 
@@ -111,10 +170,14 @@ def sample_responses(log_probs: np.ndarray, prompts: np.ndarray, rng: np.random.
 
     The per-prompt CDFs are offset by the prompt index and searched as one sorted array, so
     the cost is ``O(samples log(prompts * responses))`` with no loop. ``prompts`` may have
-    any shape; the result has the same shape.
+    any shape, each entry a row index of ``log_probs``; the result has the same shape.
     """
-    prompts = np.asarray(prompts, dtype=np.int64)
+    log_probs = check_log_distribution("log_probs", log_probs)
+    if log_probs.ndim != 2:
+        raise ValueError(f"log_probs must be a table of shape (n_prompts, n_responses), got shape {log_probs.shape}")
     n_prompts, n_responses = log_probs.shape
+    prompts = check_index_array("prompts", prompts, n_prompts)
+    rng = check_generator("rng", rng)
     cumulative = np.cumsum(np.exp(log_probs - log_probs.max(axis=1, keepdims=True)), axis=1)
     cumulative /= cumulative[:, -1:]
     offsets = np.arange(n_prompts)[:, None]

@@ -16,9 +16,9 @@ from typing import Protocol
 
 import numpy as np
 
-from covpo.batches import ResponseBatch, score_average
+from covpo.batches import ResponseBatch, unchecked_score_average
 from covpo.instances import BanditInstance
-from covpo.policies import log_policy, mean_features
+from covpo.policies import check_bandit, check_theta, unchecked_log_policy, unchecked_mean_features
 
 
 class PolicyClass(Protocol):
@@ -57,6 +57,9 @@ class SoftmaxLinear:
 
     instance: BanditInstance
 
+    def __post_init__(self) -> None:
+        check_bandit("instance", self.instance)
+
     @property
     def initial_params(self) -> np.ndarray:
         """``theta_0``, the base model's parameters."""
@@ -64,18 +67,26 @@ class SoftmaxLinear:
 
     def log_policy(self, params: np.ndarray) -> np.ndarray:
         """``log pi_theta(y|x)`` (:func:`covpo.policies.log_policy`)."""
-        return log_policy(self.instance, params)
+        return unchecked_log_policy(self.instance, check_theta("params", self.instance, params))
 
     def batch_score_average(
         self, params: np.ndarray, batch: ResponseBatch, coefficients: np.ndarray, log_probs: np.ndarray
     ) -> np.ndarray:
-        """``mean_i c_i (phi(x_i, y_i) - phibar_theta(x_i))``."""
-        phibar = mean_features(self.instance, log_probs)
+        """``mean_i c_i (phi(x_i, y_i) - phibar_theta(x_i))``.
+
+        The algorithms call this in their inner loops with arrays they computed from validated
+        arguments, so nothing is checked here: a non-finite coefficient is a diverging run, and
+        the step that follows raises ``FloatingPointError``.
+        """
+        phibar = unchecked_mean_features(self.instance, log_probs)
         scores = self.instance.features[batch.prompts, batch.responses] - phibar[batch.prompts]
-        return score_average(coefficients, scores)
+        return unchecked_score_average(coefficients, scores)
 
     def population_score_sum(self, params: np.ndarray, advantage: np.ndarray, log_probs: np.ndarray) -> np.ndarray:
-        """``E_x E_{y~pi}[(A - E_pi A)(phi - phibar)]``, summed over the feature table."""
+        """``E_x E_{y~pi}[(A - E_pi A)(phi - phibar)]``, summed over the feature table.
+
+        Unchecked, like :meth:`batch_score_average`, for the same reason.
+        """
         probs = np.exp(log_probs)
         centered = advantage - np.sum(probs * advantage, axis=1, keepdims=True)
         weights = self.instance.prompt_probs[:, None] * probs * centered

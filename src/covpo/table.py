@@ -12,6 +12,8 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from covpo.validation import check_instance
+
 #: One cell of a table (text, a number, or None for a missing value).
 Cell = str | int | float | None
 
@@ -53,12 +55,24 @@ class Table:
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "columns", _strings("columns", self.columns))
+        if isinstance(self.rows, (str, bytes)) or not isinstance(self.rows, Sequence):
+            raise ValueError(f"rows must be a sequence of rows, got {self.rows!r}")
+        for index, row in enumerate(self.rows):
+            if isinstance(row, (str, bytes)) or not isinstance(row, Sequence):
+                raise ValueError(f"rows[{index}] must be a sequence of cells, got {row!r}")
+        object.__setattr__(self, "rows", tuple(tuple(row) for row in self.rows))
+        if not isinstance(self.caption, str):
+            raise ValueError(f"caption must be a string, got {self.caption!r}")
+        object.__setattr__(self, "notes", _strings("notes", self.notes))
         widths = {len(row) for row in self.rows}
         if widths - {len(self.columns)}:
             raise ValueError(f"rows must have {len(self.columns)} cells, one per column; got rows of {sorted(widths)}")
 
     def column(self, name: str) -> list[Cell]:
         """The cells of the column headed ``name``."""
+        if name not in self.columns:
+            raise ValueError(f"name must be one of the columns {self.columns}, got {name!r}")
         index = self.columns.index(name)
         return [row[index] for row in self.rows]
 
@@ -91,8 +105,24 @@ class Table:
 
 def concatenate(tables: Sequence[Table], caption: str = "") -> Table:
     """Tables with the same columns, one after another, as one table."""
+    if isinstance(tables, (str, bytes)) or not isinstance(tables, Sequence) or not tables:
+        raise ValueError(f"tables must be a non-empty sequence of Table, got {tables!r}")
+    for index, table in enumerate(tables):
+        check_instance(f"tables[{index}]", table, Table)
+    if not isinstance(caption, str):
+        raise ValueError(f"caption must be a string, got {caption!r}")
     columns = {table.columns for table in tables}
     if len(columns) != 1:
         raise ValueError(f"tables must share their columns to be concatenated, got {sorted(columns)}")
     notes = tuple(dict.fromkeys(note for table in tables for note in table.notes))
     return Table(tables[0].columns, tuple(row for table in tables for row in table.rows), caption, notes)
+
+
+def _strings(name: str, value: object) -> tuple[str, ...]:
+    """``value`` as a tuple of strings, or raise naming ``name`` (a lone string is not a sequence of strings here)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise ValueError(f"{name} must be a sequence of strings, got {value!r}")
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise ValueError(f"{name}[{index}] must be a string, got {item!r}")
+    return tuple(value)

@@ -15,10 +15,19 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from covpo.instances import BanditInstance
-from covpo.policies import base_log_policy, expected_kl, expected_reward, log_coverage
-from covpo.validation import check_count, check_finite_array, check_nonnegative
+from covpo.policies import (
+    check_bandit,
+    check_policy,
+    unchecked_expected_kl,
+    unchecked_expected_reward,
+    unchecked_log_coverage,
+    unchecked_log_policy,
+)
+from covpo.validation import check_count, check_finite_array, check_instance, check_nonnegative
 
 LOG10_E = np.log10(np.e)
+LOG_COVERAGE_TOLERANCE = 1e-8
+"""Rounding slack above 0 allowed in a log coverage (an optimal set holding all the mass)."""
 
 
 @dataclass(frozen=True)
@@ -68,8 +77,33 @@ class Trajectory:
     inner_kl: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        if self.generation_rounds is None:
-            object.__setattr__(self, "generation_rounds", np.zeros_like(self.gradient_steps))
+        check_instance("algorithm", self.algorithm, str)
+        steps = _check_costs("gradient_steps", self.gradient_steps)
+        n_records = steps.shape[0]
+        if n_records == 0:
+            raise ValueError("gradient_steps must hold at least one record, got an empty array")
+        checked = {
+            "reward": _check_records("reward", check_finite_array("reward", self.reward, ndim=1), n_records),
+            "log_coverage": _check_log_coverage_rows(self.log_coverage, n_records),
+            "kl_to_base": _check_kl(self.kl_to_base, n_records),
+            "optimal_value": float(check_finite_array("optimal_value", self.optimal_value, ndim=0)),
+            "settings": check_instance("settings", self.settings, dict),
+        }
+        for name in ("responses_sampled", "reference_resets", "generation_rounds"):
+            value = getattr(self, name)
+            if value is None and name == "generation_rounds":
+                value = np.zeros(n_records, dtype=np.int64)
+            checked[name] = _check_costs(name, value, n_records)
+        checked["gradient_steps"] = steps
+        if self.thetas is not None:
+            checked["thetas"] = check_finite_array("thetas", self.thetas, ndim=2)
+        if self.inner_kl is not None:
+            inner_kl = _float_values("inner_kl", self.inner_kl, ndim=1)
+            if np.any(np.isnan(inner_kl)) or np.any(inner_kl < 0.0):
+                raise ValueError("inner_kl must hold KL divergences >= 0 (no NaN)")
+            checked["inner_kl"] = inner_kl
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
 
     @property
     def n_records(self) -> int:
@@ -93,6 +127,14 @@ class Trajectory:
 
     def coverage_loss(self, log_base_coverage: np.ndarray) -> float:
         """The largest fall of any prompt's coverage below ``log_base_coverage`` over the records, in decades (``>= 0``)."""
+        log_base_coverage = _float_values("log_base_coverage", log_base_coverage)
+        if np.any(np.isnan(log_base_coverage)) or np.any(log_base_coverage > LOG_COVERAGE_TOLERANCE):
+            raise ValueError("log_base_coverage must hold log coverages <= 0 (no NaN)")
+        if log_base_coverage.ndim > 1 or log_base_coverage.size not in (1, self.log_coverage.shape[1]):
+            raise ValueError(
+                f"log_base_coverage must be one value or one per prompt ({self.log_coverage.shape[1]}), "
+                f"got shape {log_base_coverage.shape}"
+            )
         return max(0.0, float(np.max(log_base_coverage - self.log_coverage)) * LOG10_E)
 
     @property
@@ -136,9 +178,9 @@ class TrajectoryRecorder:
     """
 
     def __init__(self, algorithm: str, optimal_value: float, settings: dict | None = None) -> None:
-        self.algorithm = algorithm
-        self.optimal_value = float(optimal_value)
-        self.settings = dict(settings or {})
+        self.algorithm = check_instance("algorithm", algorithm, str)
+        self.optimal_value = float(check_finite_array("optimal_value", optimal_value, ndim=0))
+        self.settings = dict(check_instance("settings", {} if settings is None else settings, dict))
         self.gradient_steps = 0
         self.responses_sampled = 0
         self.reference_resets = 0
@@ -160,16 +202,23 @@ class TrajectoryRecorder:
 
     def record(self, reward: float, log_coverage: np.ndarray, kl_to_base: float) -> None:
         """Keep the current iterate's reward, per-prompt log coverage and KL to the base model."""
-        coverage = np.atleast_1d(np.asarray(log_coverage, dtype=float)).copy()
+        reward = float(check_finite_array("reward", reward, ndim=0))
+        coverage = _check_log_coverage_rows(np.atleast_1d(_float_values("log_coverage", log_coverage))[None, :], 1)[0]
+        if self._rows and coverage.shape != self._rows[0][5].shape:
+            raise ValueError(
+                f"log_coverage must have one value per prompt like the earlier records ({self._rows[0][5].size}), "
+                f"got {coverage.size}"
+            )
+        kl_to_base = float(_check_kl(np.atleast_1d(check_finite_array("kl_to_base", kl_to_base, ndim=0)), 1)[0])
         self._rows.append(
             (
                 self.gradient_steps,
                 self.responses_sampled,
                 self.reference_resets,
                 self.generation_rounds,
-                float(reward),
+                reward,
                 coverage,
-                float(kl_to_base),
+                kl_to_base,
             )
         )
 
@@ -178,10 +227,16 @@ class TrajectoryRecorder:
 
         ``log_base`` is the base model's table; by default the softmax-linear ``pi_0`` of ``instance``.
         """
+        instance = check_bandit("instance", instance)
+        log_probs = check_policy("log_probs", instance, log_probs)
+        if log_base is None:
+            log_base = unchecked_log_policy(instance, instance.base_theta)
+        else:
+            log_base = check_policy("log_base", instance, log_base)
         self.record(
-            expected_reward(instance, log_probs),
-            log_coverage(instance, log_probs),
-            expected_kl(instance, log_probs, base_log_policy(instance) if log_base is None else log_base),
+            unchecked_expected_reward(instance, log_probs),
+            unchecked_log_coverage(instance, log_probs),
+            unchecked_expected_kl(instance, log_probs, log_base),
         )
 
     def finish(self, thetas: np.ndarray | None = None, inner_kl: np.ndarray | None = None) -> Trajectory:
@@ -200,8 +255,8 @@ class TrajectoryRecorder:
             optimal_value=self.optimal_value,
             settings=self.settings,
             generation_rounds=np.array(rounds, dtype=np.int64),
-            thetas=None if thetas is None else np.vstack(thetas),
-            inner_kl=None if inner_kl is None else np.asarray(inner_kl, dtype=float),
+            thetas=None if thetas is None else np.vstack(check_finite_array("thetas", thetas)),
+            inner_kl=inner_kl,
         )
 
 
@@ -222,26 +277,73 @@ def trajectory_from_arrays(
     Costs default to zero where an algorithm spends none (exact-gradient methods sample no
     responses; fixed-reference methods never reset).
     """
-    steps = np.asarray(gradient_steps, dtype=np.int64)
+    check_instance("algorithm", algorithm, str)
+    steps = _check_costs("gradient_steps", gradient_steps)
     n_records = steps.shape[0]
     zeros = np.zeros(n_records, dtype=np.int64)
-    coverage = np.asarray(log_coverage, dtype=float)
+    coverage = _float_values("log_coverage", log_coverage)
     if coverage.ndim == 1:
         coverage = coverage[:, None]
-    for name, array in (("reward", reward), ("kl_to_base", kl_to_base)):
-        if np.shape(array) != (n_records,):
-            raise ValueError(f"{name} must have shape {(n_records,)}, got {np.shape(array)}")
-    if coverage.shape[0] != n_records:
-        raise ValueError(f"log_coverage must have {n_records} rows, got {coverage.shape[0]}")
     return Trajectory(
         algorithm=algorithm,
         gradient_steps=steps,
-        responses_sampled=zeros if responses_sampled is None else np.asarray(responses_sampled, dtype=np.int64),
-        reference_resets=zeros if reference_resets is None else np.asarray(reference_resets, dtype=np.int64),
-        reward=check_finite_array("reward", reward, ndim=1),
+        responses_sampled=zeros if responses_sampled is None else responses_sampled,
+        reference_resets=zeros if reference_resets is None else reference_resets,
+        reward=reward,
         log_coverage=coverage,
-        kl_to_base=np.asarray(kl_to_base, dtype=float),
-        optimal_value=float(optimal_value),
-        settings=dict(settings or {}),
-        generation_rounds=zeros if generation_rounds is None else np.asarray(generation_rounds, dtype=np.int64),
+        kl_to_base=kl_to_base,
+        optimal_value=optimal_value,
+        settings=dict(check_instance("settings", {} if settings is None else settings, dict)),
+        generation_rounds=zeros if generation_rounds is None else generation_rounds,
     )
+
+
+def _float_values(name: str, value: object, ndim: int | None = None) -> np.ndarray:
+    """``value`` as a float array that may hold infinities (checked by the caller), or raise naming ``name``."""
+    if value is None or isinstance(value, (str, bytes)):
+        raise ValueError(f"{name} must be an array of numbers, got {value!r}")
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of numbers, got {value!r}") from None
+    if ndim is not None and array.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {array.shape}")
+    return array
+
+
+def _check_costs(name: str, value: object, n_records: int | None = None) -> np.ndarray:
+    """Cumulative costs: a one-dimensional array of non-negative integers, one per record."""
+    array = _float_values(name, value, ndim=1)
+    if n_records is not None:
+        _check_records(name, array, n_records)
+    if not np.all(np.isfinite(array)) or np.any(array != np.round(array)) or np.any(array < 0):
+        raise ValueError(f"{name} must hold non-negative integer counts, got {value!r}")
+    return array.astype(np.int64)
+
+
+def _check_log_coverage_rows(value: object, n_records: int) -> np.ndarray:
+    """Log coverages, one row per record and one column per prompt: ``<= 0``, ``-inf`` allowed, NaN not."""
+    coverage = _float_values("log_coverage", value)
+    if coverage.ndim != 2 or coverage.shape[0] != n_records or coverage.shape[1] == 0:
+        raise ValueError(
+            f"log_coverage must have one row of per-prompt values per record ({n_records}, as in gradient_steps), "
+            f"got shape {coverage.shape}"
+        )
+    if np.any(np.isnan(coverage)) or np.any(coverage > LOG_COVERAGE_TOLERANCE):
+        raise ValueError("log_coverage must hold log coverages <= 0 (no NaN or positive values)")
+    return coverage
+
+
+def _check_kl(value: object, n_records: int) -> np.ndarray:
+    """KL divergences to the base model (which has full support), one per record: finite and ``>= 0``."""
+    kl = _check_records("kl_to_base", check_finite_array("kl_to_base", value), n_records)
+    if np.any(kl < 0.0):
+        raise ValueError(f"kl_to_base must hold KL divergences >= 0, found {kl[kl < 0.0][0]!r}")
+    return kl
+
+
+def _check_records(name: str, array: np.ndarray, n_records: int) -> np.ndarray:
+    """Raise unless ``array`` holds one value per record (as many as ``gradient_steps``)."""
+    if array.shape != (n_records,):
+        raise ValueError(f"{name} must have shape {(n_records,)}, one value per entry of gradient_steps, got {array.shape}")
+    return array

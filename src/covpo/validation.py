@@ -7,9 +7,10 @@ fails early with a ``ValueError`` that names the argument and shows the offendin
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logsumexp
 
 PROBABILITY_TOLERANCE = 1e-8
+MAX_COUNT = 2**53
+"""Largest count :func:`check_count` accepts: beyond it a float is no longer an exact integer."""
 
 
 def _describe(value: object) -> str:
@@ -62,10 +63,11 @@ def check_nonnegative(name: str, value: float) -> float:
 def check_count(name: str, value: int, minimum: int = 1) -> int:
     """Return ``value`` as an int, or raise if it is not an integer at least ``minimum``.
 
-    Integral floats such as ``3.0`` are accepted; NaN, infinity, strings, ``None`` and bools are not.
+    Integral floats such as ``3.0`` are accepted; NaN, infinity, strings, ``None``, bools and
+    values beyond ``MAX_COUNT`` (``2^53``, where floats stop being exact integers; e.g. ``1e308``) are not.
     """
     number = _real(name, value, f"an integer >= {minimum}")
-    if not np.isfinite(number) or number != int(number) or int(number) < minimum:
+    if not np.isfinite(number) or abs(number) > MAX_COUNT or number != int(number) or int(number) < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(number)
 
@@ -163,8 +165,48 @@ def check_log_distribution(name: str, value: object) -> np.ndarray:
         raise ValueError(f"{name} must hold log-probabilities (no NaN or +inf)")
     if np.any(array > PROBABILITY_TOLERANCE):
         raise ValueError(f"{name} must hold log-probabilities <= 0, found {array.max()!r}")
-    totals = logsumexp(array, axis=-1)
+    with np.errstate(divide="ignore"):
+        totals = np.log(np.exp(array).sum(axis=-1))
     if not np.allclose(totals, 0.0, atol=1e-6):
         worst = np.ravel(totals)[np.argmax(np.abs(np.ravel(totals)))]
         raise ValueError(f"{name} must be normalized: a row has log-sum-exp {worst!r}, not 0")
     return array
+
+
+def check_instance(name: str, value: object, cls: type) -> object:
+    """Return ``value`` if it is an instance of ``cls``, else raise naming ``name`` and showing the value."""
+    if not isinstance(value, cls):
+        shown = repr(value)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        raise ValueError(f"{name} must be a {cls.__name__}, got {type(value).__name__} {shown}")
+    return value
+
+
+def check_seed(name: str, value: object) -> int | tuple[int, ...]:
+    """Return ``value`` if it seeds ``np.random.default_rng``: an integer ``>= 0`` or a non-empty tuple of them, else raise."""
+    if isinstance(value, (tuple, list)):
+        if not value:
+            raise ValueError(f"{name} must be an integer >= 0 or a non-empty sequence of them, got {value!r}")
+        return tuple(check_count(name, entry, minimum=0) for entry in value)
+    return check_count(name, value, minimum=0)
+
+
+def check_instances(name: str, values: object, cls: type) -> tuple:
+    """Return ``values`` as a non-empty tuple of ``cls`` instances, else raise naming ``name``."""
+    if isinstance(values, (str, bytes, cls)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"{name} must be a non-empty sequence of {cls.__name__}, got {values!r}")
+    checked = tuple(check_instance(name, value, cls) for value in values)
+    if not checked:
+        raise ValueError(f"{name} must hold at least one {cls.__name__}, got {values!r}")
+    return checked
+
+
+def check_seeds(name: str, values: object) -> tuple[int, ...]:
+    """Return ``values`` as a non-empty tuple of integer seeds ``>= 0``, else raise naming ``name``."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"{name} must be a non-empty sequence of integer seeds >= 0, got {values!r}")
+    seeds = tuple(check_count(name, value, minimum=0) for value in values)
+    if not seeds:
+        raise ValueError(f"{name} must hold at least one seed, got {values!r}")
+    return seeds

@@ -32,6 +32,7 @@ from matplotlib.figure import Figure
 
 from covpo.plots.base import figure_png
 from covpo.plots.style import DISPLAY_PX_PER_INCH, display_size
+from covpo.validation import check_finite_array, check_positive
 
 STATIC_NOTE = (
     "Static preview: the figure was precomputed for the settings offered here. "
@@ -79,6 +80,18 @@ class Slider:
     choices: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
+        for field in ("name", "label"):
+            if not isinstance(getattr(self, field), str) or not getattr(self, field):
+                raise ValueError(f"{field} of a slider must be a non-empty string, got {getattr(self, field)!r}")
+        for field in ("minimum", "maximum", "default"):
+            check_finite_array(f"{field} of slider {self.name!r}", getattr(self, field), ndim=0)
+        if isinstance(self.static_values, (str, bytes)):
+            raise ValueError(f"static_values of slider {self.name!r} must be numbers, got {self.static_values!r}")
+        check_finite_array(f"static_values of slider {self.name!r}", self.static_values, ndim=1)
+        if self.step is not None:
+            check_positive(f"step of slider {self.name!r}", self.step)
+        if self.log and self.minimum <= 0:
+            raise ValueError(f"minimum of log slider {self.name!r} must be > 0, got {self.minimum!r}")
         if not self.minimum <= self.default <= self.maximum:
             raise ValueError(
                 f"default of slider {self.name!r} must lie in [{self.minimum}, {self.maximum}], got {self.default!r}"
@@ -144,8 +157,24 @@ class Frames:
     width: int
 
 
+def _check_widget(figure_function: object, sliders: object) -> tuple[Slider, ...]:
+    """``sliders`` as a tuple of :class:`Slider` with distinct names for a callable ``figure_function``, else raise."""
+    if not callable(figure_function):
+        raise ValueError(f"figure_function must be callable, got {figure_function!r}")
+    if isinstance(sliders, (str, bytes, Slider)) or not hasattr(sliders, "__iter__"):
+        raise ValueError(f"sliders must be a sequence of Slider, got {sliders!r}")
+    checked = tuple(sliders)
+    if not checked or not all(isinstance(slider, Slider) for slider in checked):
+        raise ValueError(f"sliders must be a non-empty sequence of Slider, got {sliders!r}")
+    names = [slider.name for slider in checked]
+    if len(set(names)) != len(names):
+        raise ValueError(f"sliders must have distinct names, got {names}")
+    return checked
+
+
 def precompute_frames(figure_function: Callable[..., Figure], sliders: Sequence[Slider]) -> Frames:
     """Render the figure at every combination of the sliders' static values (row-major)."""
+    sliders = _check_widget(figure_function, sliders)
     grids = [[slider.coerce(v) for v in slider.static_values] for slider in sliders]
     count = int(np.prod([len(grid) for grid in grids]))
     if count > MAX_FRAMES:
@@ -251,8 +280,10 @@ class Explorable:
     """One notebook output with a live widget and its static stand-in (see module docstring)."""
 
     def __init__(self, figure_function: Callable[..., Figure], sliders: Sequence[Slider], title: str) -> None:
+        if not isinstance(title, str):
+            raise ValueError(f"title must be a string, got {title!r}")
         self.figure_function = figure_function
-        self.sliders = tuple(sliders)
+        self.sliders = _check_widget(figure_function, sliders)
         self.title = title
         self.widget = live_widget(figure_function, self.sliders)
         self.standin = static_standin_html(precompute_frames(figure_function, self.sliders), self.sliders, title)

@@ -20,6 +20,22 @@ import numpy as np
 
 from covpo.instances import BanditInstance
 from covpo.trajectory import Trajectory
+from covpo.validation import (
+    check_count,
+    check_generator,
+    check_instance,
+    check_nonnegative,
+    check_option,
+    check_positive,
+    check_probability,
+)
+
+#: Hyperparameters that are counts, each with its smallest value.
+_COUNTS = {
+    "n_iterations": 1, "batch_size": 1, "inner_steps": 1, "extra_responses": 1, "record_every": 1, "group_size": 2,
+}
+#: Hyperparameters that are one of a few strings, with the module constant that lists them.
+_OPTIONS = {"kl": "KL_ESTIMATES", "baseline": "BASELINES"}
 
 
 def _batch(h: Mapping) -> int:
@@ -66,6 +82,8 @@ class Algorithm:
     fixed: Mapping[str, object] = field(default_factory=dict)
     responses_per_iteration: Callable[[Mapping], int] = lambda h: 0
     steps_per_iteration: Callable[[Mapping], int] = _per_iteration
+    minimum_group_size: int = 2
+    options: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def function(self) -> Callable[..., Trajectory]:
@@ -78,6 +96,41 @@ class Algorithm:
         if clashes:
             raise ValueError(f"{clashes[0]} is fixed by the algorithm name {self.name!r}; do not pass it")
         return self.function(instance, **self.fixed, **hyperparameters)
+
+    def check_hyperparameters(self, hyperparameters: Mapping[str, object]) -> None:
+        """Raise ``ValueError`` naming the first hyperparameter that this algorithm would reject, without running it.
+
+        Checks what does not depend on an instance, with the rules the algorithm's function
+        applies: counts, ``beta`` (``> 0`` for an instance of APMD, ``>= 0`` otherwise), ``eta``,
+        ``delta``, clip widths and thresholds, and the string options. A name fixed by the
+        registry entry may not be passed. Instance-dependent settings (``theta``, ``policy``)
+        are checked when the run starts.
+        """
+        for name, value in hyperparameters.items():
+            if name in self.fixed:
+                raise ValueError(f"{name} is fixed by the algorithm name {self.name!r}; do not pass it")
+            if name in _COUNTS:
+                if name == "batch_size" and value is None and self.name == "npg":
+                    continue
+                minimum = self.minimum_group_size if name == "group_size" else _COUNTS[name]
+                check_count(name, value, minimum=minimum)
+            elif name == "beta":
+                (check_positive if self.resets else check_nonnegative)(name, value)
+            elif name in ("eta", "std_eps") or (name == "clip_epsilon_high" and value is not None):
+                check_positive(name, value)
+            elif name in ("delta", "clip_epsilon"):
+                check_probability(name, value)
+            elif name == "thresholds" and value is not None:
+                importlib.import_module("covpo.algorithms.ppo_lite").check_clip_thresholds(value)
+            elif name in _OPTIONS:
+                module = importlib.import_module(f"covpo.algorithms.{self.module}")
+                check_option(name, value, getattr(module, self.options.get(name, _OPTIONS[name])))
+            elif name == "rng":
+                check_generator(name, value)
+        merged = {**self.fixed, **hyperparameters}
+        if merged.get("baseline", "leave_one_out") == "leave_one_out" and self.module == "reinforce":
+            if "batch_size" in merged:
+                check_count("batch_size", merged["batch_size"], minimum=2)
 
 
 def _algorithms(*algorithms: Algorithm) -> Mapping[str, Algorithm]:
@@ -115,12 +168,12 @@ ALGORITHMS: Mapping[str, Algorithm] = _algorithms(
     ),
     Algorithm(
         "grpo_reset", "GRPO (reset)", "grpo", "grpo", "section 3.4", samples=True, resets=True,
-        fixed=MappingProxyType({"reference": "reset"}),
+        fixed=MappingProxyType({"reference": "reset"}), options=MappingProxyType({"kl": "KL_ESTIMATORS"}),
         responses_per_iteration=lambda h: _batch(h) * int(h["group_size"]),
     ),
     Algorithm(
         "grpo_fixed", "GRPO (fixed reference)", "grpo", "grpo", "section 3.4", samples=True, resets=False,
-        fixed=MappingProxyType({"reference": "fixed"}),
+        fixed=MappingProxyType({"reference": "fixed"}), options=MappingProxyType({"kl": "KL_ESTIMATORS"}),
         responses_per_iteration=lambda h: _batch(h) * int(h["group_size"]),
     ),
     Algorithm(
@@ -150,7 +203,7 @@ ALGORITHMS: Mapping[str, Algorithm] = _algorithms(
     ),
     Algorithm(
         "filtered_sft", "SFT on filtered samples", "filtered_sft", "filtered_sft", "section 1.3", samples=True,
-        resets=False, responses_per_iteration=lambda h: _batch(h) * int(h["group_size"]),
+        resets=False, responses_per_iteration=lambda h: _batch(h) * int(h["group_size"]), minimum_group_size=1,
     ),
 )
 
@@ -179,11 +232,10 @@ def run(name: str, instance: BanditInstance, *, rng: np.random.Generator | None 
     >>> int(run.total_responses), int(run.total_gradient_steps), int(run.reference_resets[-1])
     (160, 20, 5)
     """
-    if name not in ALGORITHMS:
+    if not isinstance(name, str) or name not in ALGORITHMS:
         raise ValueError(f"name must be one of {tuple(ALGORITHMS)}, got {name!r}")
     algorithm = ALGORITHMS[name]
-    if not isinstance(instance, BanditInstance):
-        raise ValueError(f"instance must be a BanditInstance, got {type(instance).__name__}")
+    check_instance("instance", instance, BanditInstance)
     if algorithm.samples:
         if not isinstance(rng, np.random.Generator):
             raise ValueError(f"rng must be a numpy Generator for {name!r}, which samples, got {rng!r}")

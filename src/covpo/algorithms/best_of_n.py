@@ -16,17 +16,37 @@ import numpy as np
 from scipy.special import logsumexp
 
 from covpo.instances import BanditInstance
-from covpo.policies import base_log_policy, sample_responses
+from covpo.policies import base_log_policy, check_bandit, check_policy, sample_responses
 from covpo.policies import log_coverage as policy_log_coverage
 from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_probability
+from covpo.validation import check_count, check_generator, check_probability
+
+
+def _numbers(name: str, value: object) -> np.ndarray:
+    if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
+        raise ValueError(f"{name} must be a number or an array of numbers, got {value!r}")
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be a number or an array of numbers, got {value!r}") from None
+    if array.dtype == object or array.size == 0:
+        raise ValueError(f"{name} must be a non-empty number or array of numbers, got {value!r}")
+    return array
 
 
 def _check_log_coverage(log_coverage: np.ndarray | float) -> np.ndarray:
-    values = np.asarray(log_coverage, dtype=float)
+    """Log coverages: ``<= 0`` (probabilities, not their logs, fail where they are ``> 0``), ``-inf`` allowed, no NaN."""
+    values = _numbers("log_coverage", log_coverage)
     if np.any(np.isnan(values)) or np.any(values > 0.0):
-        raise ValueError(f"log_coverage must hold log-probabilities <= 0, got {log_coverage!r}")
+        raise ValueError(f"log_coverage must hold log-probabilities <= 0 (logs, not probabilities), got {log_coverage!r}")
     return values
+
+
+def _check_sizes(n: np.ndarray | int) -> np.ndarray:
+    counts = _numbers("n", n)
+    if not np.all(np.isfinite(counts)) or np.any(counts < 1) or np.any(counts != np.round(counts)):
+        raise ValueError(f"n must hold integers >= 1 (finite), got {n!r}")
+    return counts
 
 
 def log_best_of_n_success(log_coverage: np.ndarray | float, n: np.ndarray | int) -> np.ndarray:
@@ -37,9 +57,7 @@ def log_best_of_n_success(log_coverage: np.ndarray | float, n: np.ndarray | int)
     exact for coverages far below ``1e-300``, where it equals ``log N + log c``. Broadcasts.
     """
     log_c = _check_log_coverage(log_coverage)
-    counts = np.asarray(n, dtype=float)
-    if np.any(counts < 1) or np.any(counts != np.round(counts)):
-        raise ValueError(f"n must hold integers >= 1, got {n!r}")
+    counts = _check_sizes(n)
     coverage = np.exp(np.minimum(log_c, np.log1p(-1e-16)))
     with np.errstate(divide="ignore"):
         log_rate = np.where(log_c < -20.0, log_c + coverage / 2.0, np.log(-np.log1p(-coverage)))
@@ -93,8 +111,11 @@ def sampled_best_of_n(
     numpy.ndarray
         Success frequency per prompt, shape ``(n_prompts,)``.
     """
+    instance = check_bandit("instance", instance)
+    log_probs = check_policy("log_probs", instance, log_probs)
     n = check_count("n", n)
     trials = check_count("trials", trials)
+    check_generator("rng", rng)
     prompts = np.broadcast_to(np.arange(instance.n_prompts)[:, None, None], (instance.n_prompts, trials, n))
     responses = sample_responses(log_probs, prompts, rng)
     hit = instance.optimal_mask[prompts, responses].any(axis=2)
@@ -111,6 +132,8 @@ def best_of_n_log_policy(instance: BanditInstance, log_probs: np.ndarray, n: int
     far below ``1e-300``. Ties go to the first best draw, so that mass is shared by the responses
     of reward ``v`` in proportion to ``pi``.
     """
+    instance = check_bandit("instance", instance)
+    log_probs = check_policy("log_probs", instance, log_probs)
     n = check_count("n", n)
     result = np.empty_like(log_probs, dtype=float)
     for x in range(instance.n_prompts):
@@ -129,6 +152,8 @@ def best_of_n_size(instance: BanditInstance, delta: float) -> int:
     :func:`best_of_n_samples_needed` at each prompt's base coverage; one ``N``
     for all prompts, since a test-time procedure does not know which prompt is hard.
     """
+    instance = check_bandit("instance", instance)
+    delta = check_probability("delta", delta)
     needed = best_of_n_samples_needed(policy_log_coverage(instance, base_log_policy(instance)), delta)
     return int(np.max(needed))
 
@@ -139,6 +164,7 @@ def best_of_n(instance: BanditInstance, *, delta: float) -> Trajectory:
     ``N`` is :func:`best_of_n_size`; the second record's reward, log coverage and KL are those of
     :func:`best_of_n_log_policy`, exactly. No gradient steps. The responses are per test prompt.
     """
+    instance = check_bandit("instance", instance)
     delta = check_probability("delta", delta)
     n = best_of_n_size(instance, delta)
     log_base = base_log_policy(instance)

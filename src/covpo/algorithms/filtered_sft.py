@@ -14,11 +14,30 @@ import numpy as np
 from covpo.algorithms.steps import ascent_step
 from covpo.batches import draw_batch
 from covpo.instances import BanditInstance
-from covpo.policies import base_log_policy, log_policy, mean_features
+from covpo.policies import base_log_policy, check_bandit, check_theta, log_policy, mean_features
 from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_generator, check_positive
+from covpo.validation import (
+    check_count,
+    check_finite_array,
+    check_generator,
+    check_index_array,
+    check_positive,
+    check_shape,
+)
 
 REWARD_TOLERANCE = 1e-12
+
+
+def _check_kept(kept: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    kept = check_shape("kept", check_finite_array("kept", kept, ndim=2), shape)
+    if np.any(kept < 0.0):
+        raise ValueError(f"kept must hold counts >= 0, found {kept[kept < 0.0][0]!r}")
+    return kept
+
+
+def _check_arguments(instance: BanditInstance, theta: np.ndarray, kept: np.ndarray) -> tuple:
+    instance = check_bandit("instance", instance)
+    return instance, check_theta("theta", instance, theta), _check_kept(kept, instance.rewards.shape)
 
 
 def filtered_sft_log_likelihood(instance: BanditInstance, theta: np.ndarray, kept: np.ndarray) -> float:
@@ -27,6 +46,7 @@ def filtered_sft_log_likelihood(instance: BanditInstance, theta: np.ndarray, kep
     ``kept`` counts, per ``(x, y)``, the base-model samples that survived the reward filter;
     the SFT objective of :func:`filtered_sft` (paper section 2.2 policies, maximum likelihood).
     """
+    instance, theta, kept = _check_arguments(instance, theta, kept)
     total = float(kept.sum())
     if total == 0.0:
         return 0.0
@@ -35,6 +55,11 @@ def filtered_sft_log_likelihood(instance: BanditInstance, theta: np.ndarray, kep
 
 def filtered_sft_gradient(instance: BanditInstance, theta: np.ndarray, kept: np.ndarray) -> np.ndarray:
     """Gradient of :func:`filtered_sft_log_likelihood`: ``sum_{x,y} w(x,y) (phi(x,y) - phibar_theta(x))`` (paper section 2.2)."""
+    instance, theta, kept = _check_arguments(instance, theta, kept)
+    return _gradient(instance, theta, kept)
+
+
+def _gradient(instance: BanditInstance, theta: np.ndarray, kept: np.ndarray) -> np.ndarray:
     total = float(kept.sum())
     if total == 0.0:
         return np.zeros(instance.dim)
@@ -52,7 +77,20 @@ def filter_best(
     prompt; a prompt whose best reward rises drops its earlier samples. Rewards within
     ``REWARD_TOLERANCE`` of the best count as tied. Vectorized.
     """
-    prompts, responses, rewards = (np.ravel(a) for a in (prompts, responses, rewards))
+    kept = check_finite_array("kept", kept, ndim=2)
+    if np.any(kept < 0.0):
+        raise ValueError(f"kept must hold counts >= 0, found {kept[kept < 0.0][0]!r}")
+    best_reward = np.asarray(best_reward, dtype=float) if not isinstance(best_reward, (str, bytes)) else None
+    if best_reward is None or best_reward.shape != (kept.shape[0],) or np.any(np.isnan(best_reward)) or np.any(best_reward == np.inf):
+        raise ValueError(f"best_reward must hold one reward (or -inf) per prompt, shape ({kept.shape[0]},), without NaN")
+    prompts = np.ravel(check_index_array("prompts", prompts, kept.shape[0]))
+    responses = np.ravel(check_index_array("responses", responses, kept.shape[1]))
+    rewards = np.ravel(check_finite_array("rewards", rewards))
+    if not prompts.size == responses.size == rewards.size:
+        raise ValueError(
+            f"prompts, responses and rewards must have one entry per sample, got {prompts.size}, {responses.size} "
+            f"and {rewards.size}"
+        )
     batch_best = np.full_like(best_reward, -np.inf)
     np.maximum.at(batch_best, prompts, rewards)
     new_best = np.maximum(best_reward, batch_best)
@@ -102,6 +140,7 @@ def filtered_sft(
     FloatingPointError
         If a step leaves ``theta`` non-finite.
     """
+    instance = check_bandit("instance", instance)
     eta = check_positive("eta", eta)
     n_iterations = check_count("n_iterations", n_iterations)
     batch_size = check_count("batch_size", batch_size)
@@ -120,7 +159,7 @@ def filtered_sft(
         recorder.count_responses(batch.size)
         kept, best_reward = filter_best(kept, best_reward, batch.prompts, batch.responses, batch.rewards)
         for k in range(inner_steps):
-            theta = ascent_step(theta, eta, filtered_sft_gradient(instance, theta, kept), t, k + 1)
+            theta = ascent_step(theta, eta, _gradient(instance, theta, kept), t, k + 1)
             recorder.count_gradient_steps()
         recorder.record_policy(instance, log_policy(instance, theta))
     return recorder.finish()

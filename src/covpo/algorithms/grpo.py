@@ -25,11 +25,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from covpo.algorithms.steps import InnerStepCallback, ascent_step, inner_step_observer
-from covpo.batches import BatchTerms, ResponseBatch, batch_terms, draw_batch, prompt_kl, score_average
+from covpo.algorithms.steps import (
+    InnerStepCallback,
+    ascent_step,
+    check_step_stability,
+    feature_scale,
+    inner_step_observer,
+)
+from covpo.batches import (
+    BatchTerms,
+    ResponseBatch,
+    check_batch,
+    draw_batch,
+    unchecked_batch_terms,
+    unchecked_prompt_kl,
+    unchecked_score_average,
+)
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_optimum
-from covpo.policies import base_log_policy, expected_kl, log_policy
+from covpo.policies import base_log_policy, check_bandit, check_policy, check_theta, expected_kl, log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import (
     check_count,
@@ -38,6 +52,8 @@ from covpo.validation import (
     check_nonnegative,
     check_option,
     check_positive,
+    check_probability,
+    check_shape,
 )
 
 KL_ESTIMATORS = ("exact", "k3")
@@ -54,7 +70,8 @@ def group_advantages(rewards: np.ndarray, scale_by_std: bool = False, std_eps: f
     stylized comparison omits the scaling; every row of the result sums to zero.
     """
     rewards = check_finite_array("rewards", rewards, ndim=2)
-    check_count("group_size", rewards.shape[1], minimum=2)
+    if rewards.shape[1] < 2:
+        raise ValueError(f"rewards must hold groups of at least 2 responses (shape (N, G), G >= 2), got shape {rewards.shape}")
     std_eps = check_positive("std_eps", std_eps)
     advantages = rewards - rewards.mean(axis=1, keepdims=True)
     if scale_by_std:
@@ -68,17 +85,34 @@ def k3_estimate(log_reference: np.ndarray, log_policy_values: np.ndarray) -> np.
     Elementwise; non-negative (``e^z >= 1 + z``) and, for ``y ~ pi_theta``, unbiased for
     ``KL(pi_theta || pi_ref)`` because ``E_{pi_theta}[pi_ref / pi_theta] = 1``.
     """
-    log_ratio = np.asarray(log_reference, dtype=float) - np.asarray(log_policy_values, dtype=float)
+    log_ratio = _log_values("log_reference", log_reference) - _log_values("log_policy_values", log_policy_values)
     return np.maximum(np.expm1(log_ratio) - log_ratio, 0.0)
+
+
+def _log_values(name: str, values: object) -> np.ndarray:
+    array = check_finite_array(name, values)
+    if np.any(array > 0.0):
+        raise ValueError(f"{name} must hold log-probabilities <= 0, found {array.max()!r}")
+    return array
 
 
 def check_clip_epsilon(clip_epsilon: float, clip_epsilon_high: float | None = None) -> tuple[float, float]:
     """Return the ratio interval ``(1 - eps, 1 + eps_high)``; ``0 < eps < 1``, ``eps_high > 0`` (``eps`` by default)."""
-    low = float(clip_epsilon)
-    if not 0.0 < low < 1.0:
-        raise ValueError(f"clip_epsilon must lie strictly between 0 and 1, got {clip_epsilon!r}")
+    low = check_probability("clip_epsilon", clip_epsilon)
     high = low if clip_epsilon_high is None else check_positive("clip_epsilon_high", clip_epsilon_high)
     return 1.0 - low, 1.0 + high
+
+
+def _check_interval(interval: tuple[float, float]) -> tuple[float, float]:
+    if isinstance(interval, (str, bytes)):
+        raise ValueError(f"interval must be a pair (1 - eps, 1 + eps_high), got {interval!r}")
+    try:
+        low, high = (float(value) for value in interval)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"interval must be a pair (1 - eps, 1 + eps_high), got {interval!r}") from None
+    if not (0.0 < low < 1.0 < high < np.inf):
+        raise ValueError(f"interval must satisfy 0 < low < 1 < high < inf, got {interval!r}")
+    return low, high
 
 
 def grpo_clip_mask(log_ratio: np.ndarray, advantages: np.ndarray, interval: tuple[float, float]) -> np.ndarray:
@@ -87,7 +121,9 @@ def grpo_clip_mask(log_ratio: np.ndarray, advantages: np.ndarray, interval: tupl
     ``A > 0`` and ``w > 1 + eps_high``, or ``A < 0`` and ``w < 1 - eps`` (the ``clip_ratio``
     that practical trainers log). Elsewhere the minimum is ``w A``.
     """
-    low, high = interval
+    advantages = check_finite_array("advantages", advantages)
+    log_ratio = check_shape("log_ratio", check_finite_array("log_ratio", log_ratio), advantages.shape)
+    low, high = _check_interval(interval)
     return ((advantages > 0.0) & (log_ratio > np.log(high))) | ((advantages < 0.0) & (log_ratio < np.log(low)))
 
 
@@ -101,21 +137,21 @@ def _grpo_parts(
     interval: tuple[float, float],
     kl: str,
 ) -> tuple[float, np.ndarray, BatchTerms, np.ndarray]:
-    terms = batch_terms(instance, theta, batch)
+    terms = unchecked_batch_terms(instance, theta, batch)
     weights = np.exp(terms.log_ratio)
     clipped = grpo_clip_mask(terms.log_ratio, advantages, interval)
     surrogate = np.minimum(weights * advantages, np.clip(weights, *interval) * advantages)
     objective = float(surrogate.mean())
-    gradient = score_average(np.where(clipped, 0.0, weights * advantages), terms.scores)
+    gradient = unchecked_score_average(np.where(clipped, 0.0, weights * advantages), terms.scores)
     if beta > 0.0:
         if kl == "exact":
-            penalty, penalty_gradient = prompt_kl(instance, terms.log_probs, log_reference, batch.prompts)
+            penalty, penalty_gradient = unchecked_prompt_kl(instance, terms.log_probs, log_reference, batch.prompts)
         else:
             log_ref_samples = log_reference[batch.prompts, batch.responses]
             log_theta_samples = terms.log_probs[batch.prompts, batch.responses]
             penalty = float(k3_estimate(log_ref_samples, log_theta_samples).mean())
             # d/dtheta [e^lr - lr - 1] = (1 - e^lr) grad log pi_theta, with lr = log pi_ref - log pi_theta
-            penalty_gradient = score_average(-np.expm1(log_ref_samples - log_theta_samples), terms.scores)
+            penalty_gradient = unchecked_score_average(-np.expm1(log_ref_samples - log_theta_samples), terms.scores)
         objective -= beta * penalty
         gradient = gradient - beta * penalty_gradient
     return objective, gradient, terms, clipped
@@ -160,6 +196,10 @@ def grpo_objective(
         ``"exact"``: ``mean_i KL(pi_theta(.|x_i) || pi_ref(.|x_i))`` over the sampled prompts;
         ``"k3"``: :func:`k3_estimate` averaged over the batch's responses.
     """
+    instance = check_bandit("instance", instance)
+    theta = check_theta("theta", instance, theta)
+    batch = check_batch("batch", batch, instance)
+    log_reference = check_policy("log_reference", instance, log_reference)
     beta = check_nonnegative("beta", beta)
     interval = check_clip_epsilon(clip_epsilon, clip_epsilon_high)
     kl = check_option("kl", kl, KL_ESTIMATORS)
@@ -187,6 +227,10 @@ def grpo_gradient(
     on-policy its expectation is ``-beta grad KL(pi_ref || pi_theta)``, the gradient of the
     reverse KL, not of ``KL(pi_theta || pi_ref)``, though both vanish at ``pi_theta = pi_ref``.
     """
+    instance = check_bandit("instance", instance)
+    theta = check_theta("theta", instance, theta)
+    batch = check_batch("batch", batch, instance)
+    log_reference = check_policy("log_reference", instance, log_reference)
     beta = check_nonnegative("beta", beta)
     interval = check_clip_epsilon(clip_epsilon, clip_epsilon_high)
     kl = check_option("kl", kl, KL_ESTIMATORS)
@@ -272,8 +316,8 @@ def grpo(
         If a step leaves ``theta`` non-finite (a learning rate too large for the importance
         weights), naming the outer iteration and inner step.
     """
-    if reference not in REFERENCES:
-        raise ValueError(f"reference must be one of {REFERENCES}, got {reference!r}")
+    instance = check_bandit("instance", instance)
+    reference = check_option("reference", reference, REFERENCES)
     beta = check_positive("beta", beta) if reference == "reset" else check_nonnegative("beta", beta)
     n_iterations = check_count("n_iterations", n_iterations)
     batch_size = check_count("batch_size", batch_size)
@@ -284,6 +328,8 @@ def grpo(
     kl = check_option("kl", kl, KL_ESTIMATORS)
     std_eps = check_positive("std_eps", std_eps)
     check_generator("rng", rng)
+    if beta > 0.0:
+        check_step_stability("GRPO", eta, beta, feature_scale(instance))
     reset = reference == "reset"
     recorder = TrajectoryRecorder(
         "GRPO (reset reference)" if reset else "GRPO (fixed reference)",
@@ -327,17 +373,7 @@ def grpo(
         for k in range(inner_steps):
             observe(k, theta)
             with np.errstate(over="ignore", invalid="ignore"):
-                gradient = grpo_gradient(
-                    instance,
-                    theta,
-                    batch,
-                    advantages,
-                    log_reference,
-                    beta,
-                    clip_epsilon=clip_epsilon,
-                    clip_epsilon_high=clip_epsilon_high,
-                    kl=kl,
-                )
+                gradient = _grpo_parts(instance, theta, batch, advantages, log_reference, beta, interval, kl)[1]
             theta = ascent_step(theta, eta, gradient, t, k + 1)
             recorder.count_gradient_steps()
             if record_each_step:

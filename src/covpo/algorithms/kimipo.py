@@ -16,11 +16,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from covpo.algorithms.squared_loss import draw_baseline_batch, kimi_gradient
-from covpo.algorithms.steps import InnerStepCallback, ascent_step, inner_step_observer
+from covpo.algorithms.squared_loss import draw_baseline_batch, unchecked_kimi_gradient
+from covpo.algorithms.steps import (
+    InnerStepCallback,
+    ascent_step,
+    check_step_stability,
+    feature_scale,
+    inner_step_observer,
+)
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_optimum
-from covpo.policies import expected_kl, log_policy
+from covpo.policies import check_bandit, expected_kl, log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_generator, check_positive
 
@@ -76,6 +82,7 @@ def kimipo(
         With ``thetas`` (``theta_0, ..., theta_T``) and ``inner_kl``
         (``E_x KL(pi_{t+1} || pi*_{t+1})`` per outer iteration).
     """
+    instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
     eta = check_positive("eta", eta)
     n_iterations = check_count("n_iterations", n_iterations)
@@ -83,6 +90,7 @@ def kimipo(
     inner_steps = check_count("inner_steps", inner_steps)
     extra_responses = check_count("extra_responses", extra_responses)
     check_generator("rng", rng)
+    check_step_stability("KimiPO", eta, beta, feature_scale(instance), loss="kimi")
     settings = {
         "beta": beta,
         "n_iterations": n_iterations,
@@ -107,7 +115,7 @@ def kimipo(
         for k in range(inner_steps):
             observe(k, theta)
             with np.errstate(over="ignore", invalid="ignore"):
-                gradient = kimi_gradient(instance, theta, batch.regression, batch.baseline, beta)
+                gradient = unchecked_kimi_gradient(instance, theta, batch.regression, batch.baseline, beta)
             theta = ascent_step(theta, -eta, gradient, t, k + 1)  # descent on the loss
             recorder.count_gradient_steps()
             if record_each_step:

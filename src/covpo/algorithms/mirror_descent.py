@@ -20,13 +20,13 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
-from covpo.algorithms.steps import ascent_step
+from covpo.algorithms.steps import ascent_step, check_policy_class, check_step_stability, feature_scale
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_gradient, regularized_optimum
-from covpo.policies import base_log_policy, expected_kl, log_coverage, log_policy
-from covpo.policy_classes import PolicyClass, SoftmaxLinear
+from covpo.policies import base_log_policy, check_bandit, check_theta, expected_kl, log_coverage, log_policy
+from covpo.policy_classes import PolicyClass
 from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_finite_array, check_positive, check_shape
+from covpo.validation import check_count, check_finite_array, check_positive
 
 REALIZABILITY_TOLERANCE = 1e-9
 
@@ -36,10 +36,16 @@ def mirror_descent_policy(instance: BanditInstance, beta: float, t: int) -> np.n
 
     Paper section 3.1 and appendix B.3: ``t`` resets at strength ``beta`` equal one fixed-reference step at
     strength ``beta / t``. Returns the log-probability table; ``t = 0`` gives ``pi_0``.
+    Rewards enter relative to each prompt's best, so a ``t / beta`` too large for floating
+    point gives the limit: ``pi_0`` restricted to the best responses, renormalized.
     """
+    instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
     t = check_count("t", t, minimum=0)
-    unnormalized = base_log_policy(instance) + t * instance.rewards / beta
+    shortfall = instance.rewards - instance.rewards.max(axis=1, keepdims=True)
+    with np.errstate(over="ignore", invalid="ignore"):
+        tilt = np.where(shortfall < 0.0, (t / beta) * shortfall, 0.0)
+    unnormalized = base_log_policy(instance) + tilt
     return unnormalized - logsumexp(unnormalized, axis=1, keepdims=True)
 
 
@@ -60,6 +66,7 @@ def exact_mirror_descent(instance: BanditInstance, *, beta: float, n_iterations:
     n_iterations
         Number of outer iterations ``T``, ``>= 1``.
     """
+    instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
     n_iterations = check_count("n_iterations", n_iterations)
     recorder = TrajectoryRecorder(
@@ -81,6 +88,7 @@ def mirror_descent_bound(instance: BanditInstance, beta: float, t: float | np.nd
     optimal set, computed from log coverage so it stays exact however small ``c_0`` is.
     ``t`` may be an array of iteration counts, each ``> 0``.
     """
+    instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
     iterations = check_finite_array("t", t)
     if np.any(iterations <= 0.0):
@@ -97,6 +105,7 @@ def check_realizable(instance: BanditInstance) -> np.ndarray:
     softmax-linear class: ``instance.reward_theta`` must reproduce the rewards up to a per-prompt
     constant (which cancels in the normalization).
     """
+    instance = check_bandit("instance", instance)
     if instance.reward_theta is None:
         raise ValueError("reward_theta is None: the exact target is only reachable for linear rewards")
     residual = instance.rewards - instance.features @ instance.reward_theta
@@ -116,8 +125,9 @@ def exact_target_theta(instance: BanditInstance, theta: np.ndarray, beta: float)
     raises ``ValueError`` otherwise): ``pi_{theta + theta_star / beta}`` is proportional to
     ``pi_theta exp(r / beta)``.
     """
+    instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
-    theta = check_shape("theta", check_finite_array("theta", theta, ndim=1), (instance.dim,))
+    theta = check_theta("theta", instance, theta)
     return theta + check_realizable(instance) / beta
 
 
@@ -170,15 +180,17 @@ def apmd(
     FloatingPointError
         If a step leaves ``theta`` non-finite (``eta`` too large).
     """
+    instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
     eta = check_positive("eta", eta)
     n_iterations = check_count("n_iterations", n_iterations)
     inner_steps = check_count("inner_steps", inner_steps)
+    policy = check_policy_class("policy", instance, policy)
+    check_step_stability("APMD", eta, beta, feature_scale(instance, policy))
     recorder = TrajectoryRecorder(
         "APMD", instance.optimal_value,
         {"beta": beta, "eta": eta, "n_iterations": n_iterations, "inner_steps": inner_steps},
     )
-    policy = SoftmaxLinear(instance) if policy is None else policy
     theta = np.array(policy.initial_params, dtype=float)
     log_probs = policy.log_policy(theta)
     log_base = log_probs
@@ -228,6 +240,7 @@ def apmd_exact(
     Trajectory
         With ``thetas`` (``theta_0, ..., theta_T``) and ``inner_kl`` (zero up to rounding).
     """
+    instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
     n_iterations = check_count("n_iterations", n_iterations)
     theta_star = check_realizable(instance)

@@ -24,13 +24,15 @@ from covpo.algorithms.reinforce import leave_one_out_baseline
 from covpo.batches import draw_batch
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_optimum
-from covpo.policies import centered_features, expected_kl, log_policy
+from covpo.policies import centered_features, check_bandit, check_theta, expected_kl, log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_finite_array, check_generator, check_positive, check_shape
 
 
 def fisher_information(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
     """``F(theta) = E_x E_{y~pi_theta}[(phi - phibar)(phi - phibar)^T]``, shape ``(d, d)`` (standard; paper section 2.2's class)."""
+    instance = check_bandit("instance", instance)
+    theta = check_theta("theta", instance, theta)
     log_probs = log_policy(instance, theta)
     centered = centered_features(instance, log_probs)
     weights = instance.prompt_probs[:, None] * np.exp(log_probs)
@@ -53,6 +55,8 @@ def npg_direction(instance: BanditInstance, theta: np.ndarray, advantages: np.nd
         ``A(x, y)``, shape ``(n_prompts, n_responses)``; by default ``r - V_theta(x)``. Any
         per-prompt shift of ``A`` leaves ``w*`` unchanged, because the features are centered.
     """
+    instance = check_bandit("instance", instance)
+    theta = check_theta("theta", instance, theta)
     log_probs = log_policy(instance, theta)
     probs = np.exp(log_probs)
     if advantages is None:
@@ -73,8 +77,10 @@ def npg_step(instance: BanditInstance, theta: np.ndarray, beta: float) -> np.nda
     Under a linear reward this is the exact mirror-descent target ``theta + theta_star / beta``
     as a policy.
     """
+    instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
-    return np.asarray(theta, dtype=float) + npg_direction(instance, theta) / beta
+    theta = check_theta("theta", instance, theta)
+    return theta + npg_direction(instance, theta) / beta
 
 
 def sampled_npg_direction(
@@ -104,6 +110,9 @@ def sampled_npg_direction(
     group_size
         ``G``, responses per prompt, ``>= 2``.
     """
+    instance = check_bandit("instance", instance)
+    theta = check_theta("theta", instance, theta)
+    check_generator("rng", rng)
     batch_size = check_count("batch_size", batch_size)
     group_size = check_count("group_size", group_size, minimum=2)
     log_probs = log_policy(instance, theta)
@@ -141,6 +150,10 @@ def npg(
         ``T``, outer iterations, ``>= 1``.
     batch_size
         ``N``, prompts per outer iteration, ``>= 1``; ``None`` for exact NPG.
+
+    No learning rate, so no :func:`~covpo.algorithms.steps.check_step_stability`: the step
+    ``w / beta`` is preconditioned by the inverse Fisher information, so its size times the
+    curvature it follows is 1 by construction.
     group_size
         ``G``, responses per prompt for sampled NPG, ``>= 2``.
     rng
@@ -155,9 +168,12 @@ def npg(
         With ``thetas`` and ``inner_kl``, ``E_x KL(pi_{t+1} || pi*_{t+1})`` per outer iteration
         (zero up to rounding for exact NPG under a linear reward).
     """
+    instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
     n_iterations = check_count("n_iterations", n_iterations)
     settings: dict = {"beta": beta, "n_iterations": n_iterations}
+    if batch_size is None and rng is not None:
+        check_generator("rng", rng)
     if batch_size is not None:
         settings["batch_size"] = check_count("batch_size", batch_size)
         settings["group_size"] = check_count("group_size", group_size, minimum=2)

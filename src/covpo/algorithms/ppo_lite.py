@@ -10,27 +10,46 @@ objective clips the importance-weighted reward and keeps the KL penalty,
 with ``w_i = pi_theta(y_i|x_i) / pi_t(y_i|x_i)`` and the KL term computed exactly per sampled
 prompt by default (responses are enumerable here) or by PPO-NoClip's sampled estimate. The
 default thresholds ``(exp(-R / beta), exp(R / beta))`` are the narrowest that never clip the
-target ``pi*_{t+1}``.
+target ``pi*_{t+1}`` (their exponent capped at :data:`MAX_LOG_THRESHOLD`, so they stay finite and
+valid however small ``beta`` is).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from covpo.algorithms.steps import InnerStepCallback, ascent_step, inner_step_observer
-from covpo.batches import BatchTerms, ResponseBatch, batch_terms, draw_batch, prompt_kl, score_average
+from covpo.algorithms.steps import (
+    InnerStepCallback,
+    ascent_step,
+    check_step_stability,
+    feature_scale,
+    finite_result,
+    inner_step_observer,
+)
+from covpo.batches import (
+    BatchTerms,
+    ResponseBatch,
+    check_batch,
+    draw_batch,
+    unchecked_batch_terms,
+    unchecked_prompt_kl,
+    unchecked_score_average,
+)
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_optimum
-from covpo.policies import expected_kl, log_policy
+from covpo.policies import check_bandit, check_policy, check_theta, expected_kl, log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_generator, check_option, check_positive
+from covpo.validation import check_count, check_finite_array, check_generator, check_option, check_positive
 
 KL_ESTIMATES = ("exact", "sampled")
 """The KL computations of :func:`ppo_lite_objective`: exact per sampled prompt, or PPO-NoClip's sampled estimate."""
 
 
+MIN_LOG_THRESHOLD = 1e-12
+"""Smallest ``|log c|`` those functions accept, so that ``c_lo < 1 < c_hi``; a larger ``beta`` is refused, naming it."""
+
 MAX_LOG_THRESHOLD = 700.0
-"""Largest ``|log c|`` :func:`clip_width_thresholds` returns, so both thresholds stay finite."""
+"""Largest ``|log c|`` :func:`default_clip_thresholds` and :func:`clip_width_thresholds` return, so both thresholds stay finite."""
 
 
 def default_clip_thresholds(beta: float, max_reward: float) -> tuple[float, float]:
@@ -39,10 +58,11 @@ def default_clip_thresholds(beta: float, max_reward: float) -> tuple[float, floa
     The target ratio is ``pi*_{t+1} / pi_t = exp(r / beta) / Z_t(x)`` with
     ``Z_t(x) = E_{pi_t} exp(r / beta)`` in ``[1, exp(R / beta)]`` for rewards in ``[0, R]``, so
     it lies in this interval. Stronger regularization (larger ``beta``) means tighter clipping.
+    The exponent ``R / beta`` is capped at :data:`MAX_LOG_THRESHOLD`, so the thresholds stay finite
+    and valid however small ``beta`` is (unchanged wherever they were valid); a ``beta`` so large that
+    ``R / beta < MIN_LOG_THRESHOLD`` raises ``ValueError`` naming ``beta`` and its valid range.
     """
-    beta = check_positive("beta", beta)
-    max_reward = check_positive("max_reward", max_reward)
-    return float(np.exp(-max_reward / beta)), float(np.exp(max_reward / beta))
+    return clip_width_thresholds(beta, max_reward, 1.0)
 
 
 def clip_width_thresholds(beta: float, max_reward: float, width: float) -> tuple[float, float]:
@@ -50,37 +70,56 @@ def clip_width_thresholds(beta: float, max_reward: float, width: float) -> tuple
 
     ``width = 1`` is :func:`default_clip_thresholds`, the narrowest interval that
     never clips the target; ``width < 1`` clips it, ``width > 1`` is looser. The exponent is
-    capped at :data:`MAX_LOG_THRESHOLD` so the thresholds stay finite.
+    capped at :data:`MAX_LOG_THRESHOLD` so the thresholds stay finite; an exponent below
+    :data:`MIN_LOG_THRESHOLD` (``beta`` so large that both thresholds round to 1) raises ``ValueError`` naming ``beta``.
     """
     beta = check_positive("beta", beta)
     max_reward = check_positive("max_reward", max_reward)
     width = check_positive("width", width)
-    exponent = min(width * max_reward / beta, MAX_LOG_THRESHOLD)
+    with np.errstate(over="ignore", under="ignore"):
+        exponent = min(width * max_reward / beta, MAX_LOG_THRESHOLD)
+    if exponent < MIN_LOG_THRESHOLD:
+        raise ValueError(
+            f"beta = {beta!r} is too large for clip thresholds: both would round to 1; the interval needs "
+            f"beta <= {width * max_reward / MIN_LOG_THRESHOLD:.3g} here (or explicit thresholds)"
+        )
     return float(np.exp(-exponent)), float(np.exp(exponent))
 
 
 def check_clip_thresholds(thresholds: tuple[float, float]) -> tuple[float, float]:
     """``(c_lo, c_hi)`` if ``0 < c_lo < 1 < c_hi`` (both finite), else ``ValueError`` (paper section 3.3)."""
+    if isinstance(thresholds, (str, bytes)):
+        raise ValueError(f"thresholds must be a pair (c_lo, c_hi), got {thresholds!r}")
     try:
         low, high = (float(value) for value in thresholds)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"thresholds must be a pair (c_lo, c_hi), got {thresholds!r}") from None
     if not (0.0 < low < 1.0 < high < np.inf):
         raise ValueError(f"thresholds must satisfy 0 < c_lo < 1 < c_hi < inf, got {thresholds!r}")
     return low, high
 
 
-def _check_nonnegative_rewards(instance: BanditInstance) -> float:
+def _check_thresholds(instance: BanditInstance, beta: float, thresholds: tuple[float, float] | None) -> tuple[float, float]:
+    """``thresholds`` checked, or the default interval for ``instance``'s largest reward; rewards must be ``>= 0``."""
     if instance.rewards.min() < 0.0:
         raise ValueError(
             f"instance.rewards must be >= 0 for the clipped objective clip(w) r, found {instance.rewards.min()!r}"
         )
-    return float(instance.rewards.max())
+    if thresholds is not None:
+        return check_clip_thresholds(thresholds)
+    max_reward = float(instance.rewards.max())
+    if max_reward == 0.0:
+        raise ValueError(
+            "thresholds must be given when every reward of instance is 0: the default interval "
+            "(exp(-R / beta), exp(R / beta)) is empty at R = 0"
+        )
+    return default_clip_thresholds(beta, max_reward)
 
 
 def ppo_lite_clip_mask(log_ratio: np.ndarray, thresholds: tuple[float, float]) -> np.ndarray:
     """Which samples PPO-Lite clips (Algorithm 2): ``w_i < c_lo`` or ``w_i > c_hi``, not a ratio on a threshold."""
-    low, high = thresholds
+    log_ratio = check_finite_array("log_ratio", log_ratio)
+    low, high = check_clip_thresholds(thresholds)
     return (log_ratio < np.log(low)) | (log_ratio > np.log(high))
 
 
@@ -93,23 +132,40 @@ def _ppo_lite_parts(
     thresholds: tuple[float, float] | None,
     kl: str,
 ) -> tuple[float, np.ndarray, BatchTerms]:
-    beta = check_positive("beta", beta)
-    kl = check_option("kl", kl, KL_ESTIMATES)
-    max_reward = _check_nonnegative_rewards(instance)
-    if thresholds is None:
-        thresholds = default_clip_thresholds(beta, max_reward)
-    low, high = check_clip_thresholds(thresholds)
-    terms = batch_terms(instance, theta, batch)
+    low, high = thresholds
+    terms = unchecked_batch_terms(instance, theta, batch)
     weights = np.exp(terms.log_ratio)
     clipped = ppo_lite_clip_mask(terms.log_ratio, (low, high))
     objective = float(np.mean(np.clip(weights, low, high) * batch.rewards))
-    gradient = score_average(np.where(clipped, 0.0, weights * batch.rewards), terms.scores)
+    gradient = unchecked_score_average(np.where(clipped, 0.0, weights * batch.rewards), terms.scores)
     if kl == "exact":
-        penalty, penalty_gradient = prompt_kl(instance, terms.log_probs, log_reference, batch.prompts)
+        penalty, penalty_gradient = unchecked_prompt_kl(instance, terms.log_probs, log_reference, batch.prompts)
     else:
         penalty = float(np.mean(weights * terms.log_ratio - weights + 1.0))
-        penalty_gradient = score_average(weights * terms.log_ratio, terms.scores)
+        penalty_gradient = unchecked_score_average(weights * terms.log_ratio, terms.scores)
     return objective - beta * penalty, gradient - beta * penalty_gradient, terms
+
+
+def _check_parts(
+    instance: BanditInstance,
+    theta: np.ndarray,
+    batch: ResponseBatch,
+    log_reference: np.ndarray,
+    beta: float,
+    thresholds: tuple[float, float] | None,
+    kl: str,
+) -> tuple[BanditInstance, np.ndarray, ResponseBatch, np.ndarray, float, tuple[float, float], str]:
+    instance = check_bandit("instance", instance)
+    beta = check_positive("beta", beta)
+    return (
+        instance,
+        check_theta("theta", instance, theta),
+        check_batch("batch", batch, instance),
+        check_policy("log_reference", instance, log_reference),
+        beta,
+        _check_thresholds(instance, beta, thresholds),
+        check_option("kl", kl, KL_ESTIMATES),
+    )
 
 
 def ppo_lite_objective(
@@ -144,7 +200,9 @@ def ppo_lite_objective(
         each sampled prompt (the population penalty of the paper, per sampled prompt);
         ``"sampled"``: PPO-NoClip's unbiased estimate ``mean_i (w_i log w_i - w_i + 1)``.
     """
-    return _ppo_lite_parts(instance, theta, batch, log_reference, beta, thresholds, kl)[0]
+    arguments = _check_parts(instance, theta, batch, log_reference, beta, thresholds, kl)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return finite_result(_ppo_lite_parts(*arguments)[0], beta)
 
 
 def ppo_lite_gradient(
@@ -165,7 +223,9 @@ def ppo_lite_gradient(
     clipping ``w`` and clipping ``w r`` agree. The KL term's gradient is exact
     (:func:`covpo.batches.prompt_kl`) or ``mean_i w_i log w_i (phi - phibar)`` for the sampled estimate.
     """
-    return _ppo_lite_parts(instance, theta, batch, log_reference, beta, thresholds, kl)[1]
+    arguments = _check_parts(instance, theta, batch, log_reference, beta, thresholds, kl)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return finite_result(_ppo_lite_parts(*arguments)[1], beta)
 
 
 def ppo_lite(
@@ -215,17 +275,16 @@ def ppo_lite(
     FloatingPointError
         If a step leaves ``theta`` non-finite.
     """
+    instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
     eta = check_positive("eta", eta)
     n_iterations = check_count("n_iterations", n_iterations)
     batch_size = check_count("batch_size", batch_size)
     inner_steps = check_count("inner_steps", inner_steps)
     kl = check_option("kl", kl, KL_ESTIMATES)
-    max_reward = _check_nonnegative_rewards(instance)
-    thresholds = check_clip_thresholds(
-        default_clip_thresholds(beta, max_reward) if thresholds is None else thresholds
-    )
+    thresholds = _check_thresholds(instance, beta, thresholds)
     check_generator("rng", rng)
+    check_step_stability("PPO-Lite", eta, beta, feature_scale(instance))
     settings = {"beta": beta, "n_iterations": n_iterations, "batch_size": batch_size, "inner_steps": inner_steps,
                 "eta": eta, "thresholds": thresholds, "kl": kl}
     recorder = TrajectoryRecorder("PPO-Lite", instance.optimal_value, settings)
@@ -246,9 +305,7 @@ def ppo_lite(
         for k in range(inner_steps):
             observe(k, theta)
             with np.errstate(over="ignore", invalid="ignore"):
-                gradient = ppo_lite_gradient(
-                    instance, theta, batch, log_reference, beta, thresholds=thresholds, kl=kl
-                )
+                gradient = _ppo_lite_parts(instance, theta, batch, log_reference, beta, thresholds, kl)[1]
             theta = ascent_step(theta, eta, gradient, t, k + 1)
             recorder.count_gradient_steps()
             if record_each_step:

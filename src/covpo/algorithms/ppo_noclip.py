@@ -18,14 +18,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from covpo.algorithms.steps import InnerStepCallback, ascent_step, inner_step_observer
-from covpo.batches import ResponseBatch, draw_batch
+from covpo.algorithms.steps import (
+    InnerStepCallback,
+    ascent_step,
+    check_policy_class,
+    check_step_stability,
+    feature_scale,
+    finite_result,
+    inner_step_observer,
+)
+from covpo.batches import ResponseBatch, check_batch, draw_batch
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_optimum
-from covpo.policies import expected_kl
-from covpo.policy_classes import PolicyClass, SoftmaxLinear
+from covpo.policies import check_bandit, expected_kl
+from covpo.policy_classes import PolicyClass
 from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_generator, check_positive
+from covpo.validation import check_count, check_finite_array, check_generator, check_positive, check_shape
 
 
 def ppo_noclip_objective(
@@ -42,11 +50,16 @@ def ppo_noclip_objective(
     from. Unbiased for ``J(pi_theta) - beta E_x KL(pi_theta || pi_t)``. ``policy`` is the class
     ``theta`` parametrizes; softmax-linear over ``instance``'s features by default.
     """
+    instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
-    policy = SoftmaxLinear(instance) if policy is None else policy
+    policy = check_policy_class("policy", instance, policy)
+    theta = _check_parameters(policy, theta)
+    batch = check_batch("batch", batch, instance)
     log_ratio = policy.log_policy(theta)[batch.prompts, batch.responses] - batch.log_sampling
-    weights = np.exp(log_ratio)
-    return float(np.mean(weights * batch.rewards - beta * (weights * log_ratio - weights + 1.0)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        weights = np.exp(log_ratio)
+        objective = float(np.mean(weights * batch.rewards - beta * (weights * log_ratio - weights + 1.0)))
+    return finite_result(objective, beta)
 
 
 def ppo_noclip_gradient(
@@ -62,11 +75,25 @@ def ppo_noclip_gradient(
     The score is that of ``policy``, ``phi(x_i, y_i) - phibar_theta(x_i)`` for the default
     softmax-linear class.
     """
+    instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
-    policy = SoftmaxLinear(instance) if policy is None else policy
+    policy = check_policy_class("policy", instance, policy)
+    with np.errstate(over="ignore", invalid="ignore"):
+        gradient = _gradient(policy, _check_parameters(policy, theta), check_batch("batch", batch, instance), beta)
+    return finite_result(gradient, beta)
+
+
+def _check_parameters(policy: PolicyClass, theta: np.ndarray) -> np.ndarray:
+    return check_shape("theta", check_finite_array("theta", theta, ndim=1), np.shape(policy.initial_params))
+
+
+def _gradient(policy: PolicyClass, theta: np.ndarray, batch: ResponseBatch, beta: float) -> np.ndarray:
+    """The gradient for validated arguments; all NaN where the importance weights overflow (a diverging run)."""
     log_probs = policy.log_policy(theta)
     log_ratio = log_probs[batch.prompts, batch.responses] - batch.log_sampling
     coefficients = np.exp(log_ratio) * (batch.rewards - beta * log_ratio)
+    if not np.all(np.isfinite(coefficients)):
+        return np.full(np.shape(theta), np.nan)
     return policy.batch_score_average(theta, batch, coefficients, log_probs)
 
 
@@ -127,16 +154,18 @@ def ppo_noclip(
     FloatingPointError
         If a step leaves ``theta`` non-finite (``eta`` too large for the importance weights).
     """
+    instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
     eta = check_positive("eta", eta)
     n_iterations = check_count("n_iterations", n_iterations)
     batch_size = check_count("batch_size", batch_size)
     inner_steps = check_count("inner_steps", inner_steps)
     check_generator("rng", rng)
+    policy = check_policy_class("policy", instance, policy)
+    check_step_stability("PPO-NoClip", eta, beta, feature_scale(instance, policy))
     settings = {"beta": beta, "n_iterations": n_iterations, "batch_size": batch_size, "inner_steps": inner_steps,
                 "eta": eta}
     recorder = TrajectoryRecorder("PPO-NoClip", instance.optimal_value, settings)
-    policy = SoftmaxLinear(instance) if policy is None else policy
     theta = np.array(policy.initial_params, dtype=float)
     log_probs = policy.log_policy(theta)
     log_base = log_probs
@@ -151,7 +180,7 @@ def ppo_noclip(
         for k in range(inner_steps):
             observe(k, theta)
             with np.errstate(over="ignore", invalid="ignore"):
-                gradient = ppo_noclip_gradient(instance, theta, batch, beta, policy=policy)
+                gradient = _gradient(policy, theta, batch, beta)
             theta = ascent_step(theta, eta, gradient, t, k + 1)
             recorder.count_gradient_steps()
             if record_each_step:

@@ -16,12 +16,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from covpo.algorithms.squared_loss import rebel_gradient
-from covpo.algorithms.steps import InnerStepCallback, ascent_step, inner_step_observer
+from covpo.algorithms.squared_loss import unchecked_rebel_gradient
+from covpo.algorithms.steps import (
+    InnerStepCallback,
+    ascent_step,
+    check_step_stability,
+    feature_scale,
+    inner_step_observer,
+)
 from covpo.batches import draw_batch
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_optimum
-from covpo.policies import expected_kl, log_policy
+from covpo.policies import check_bandit, expected_kl, log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_generator, check_positive
 
@@ -74,12 +80,14 @@ def rebel_onpolicy(
         With ``thetas`` (``theta_0, ..., theta_T``) and ``inner_kl``
         (``E_x KL(pi_{t+1} || pi*_{t+1})`` per outer iteration).
     """
+    instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
     eta = check_positive("eta", eta)
     n_iterations = check_count("n_iterations", n_iterations)
     batch_size = check_count("batch_size", batch_size)
     inner_steps = check_count("inner_steps", inner_steps)
     check_generator("rng", rng)
+    check_step_stability("Rebel-OnPolicy", eta, beta, feature_scale(instance), loss="rebel")
     settings = {
         "beta": beta,
         "n_iterations": n_iterations,
@@ -102,7 +110,7 @@ def rebel_onpolicy(
         for k in range(inner_steps):
             observe(k, theta)
             with np.errstate(over="ignore", invalid="ignore"):
-                gradient = rebel_gradient(instance, theta, batch, beta)
+                gradient = unchecked_rebel_gradient(instance, theta, batch, beta)
             theta = ascent_step(theta, -eta, gradient, t, k + 1)  # descent on the loss
             recorder.count_gradient_steps()
             if record_each_step:

@@ -21,14 +21,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from covpo.algorithms.steps import ascent_step
+from covpo.algorithms.steps import ascent_step, check_policy_class, check_step_stability, feature_scale, finite_result
 from covpo.batches import ResponseBatch
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_gradient, reward_gradient
-from covpo.policies import sample_prompts, sample_responses
-from covpo.policy_classes import PolicyClass, SoftmaxLinear
+from covpo.policies import check_bandit, sample_prompts, sample_responses
+from covpo.policy_classes import PolicyClass
 from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_finite_array, check_generator, check_nonnegative, check_positive, check_shape
+from covpo.validation import (
+    check_count,
+    check_finite_array,
+    check_generator,
+    check_index_array,
+    check_nonnegative,
+    check_option,
+    check_positive,
+    check_shape,
+)
 
 BASELINES = ("leave_one_out", "batch_mean")
 
@@ -41,8 +50,7 @@ def _check_beta(beta: float) -> float:
 
 def check_baseline(baseline: str, batch_size: int) -> str:
     """Return ``baseline`` if it is a known baseline usable with batches of ``batch_size``."""
-    if baseline not in BASELINES:
-        raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
+    baseline = check_option("baseline", baseline, BASELINES)
     if baseline == "leave_one_out" and batch_size < 2:
         raise ValueError(f"batch_size must be >= 2 for a leave-one-out baseline, got {batch_size!r}")
     return baseline
@@ -55,7 +63,9 @@ def leave_one_out_baseline(values: np.ndarray) -> np.ndarray:
     it does not depend on that sample. The last axis is the batch (REINFORCE) or the group of
     responses to one prompt (NPG, the sequence laboratory); it needs at least two entries.
     """
-    values = np.asarray(values, dtype=float)
+    values = check_finite_array("values", values)
+    if values.ndim == 0:
+        raise ValueError(f"values must have a last axis to average over, got {values!r}")
     count = values.shape[-1]
     if count < 2:
         raise ValueError(f"values must have at least 2 entries on the last axis for a leave-one-out mean, got {count}")
@@ -110,12 +120,15 @@ def exact_reinforce(
     FloatingPointError
         If a step leaves ``theta`` non-finite (``eta`` too large).
     """
+    instance = check_bandit("instance", instance)
     eta = check_positive("eta", eta)
     n_iterations = check_count("n_iterations", n_iterations)
     beta = _check_beta(beta)
     record_every = check_count("record_every", record_every)
-    policy = SoftmaxLinear(instance) if policy is None else policy
+    policy = check_policy_class("policy", instance, policy)
     theta = _check_theta(policy, theta)
+    if beta > 0.0:
+        check_step_stability("exact REINFORCE", eta, beta, feature_scale(instance, policy))
     log_base = policy.log_policy(policy.initial_params)
     recorder = TrajectoryRecorder(
         "exact REINFORCE", instance.optimal_value, {"eta": eta, "beta": beta, "n_iterations": n_iterations}
@@ -152,17 +165,41 @@ def sampled_gradient(
     (:meth:`~covpo.policy_classes.PolicyClass.batch_score_average`), ``phi(x_i, y_i) - phibar(x_i)``
     for the default softmax-linear class; ``pi_0`` is ``policy`` at its ``initial_params``.
     """
-    prompts = np.asarray(prompts, dtype=np.int64)
-    responses = np.asarray(responses, dtype=np.int64)
+    instance = check_bandit("instance", instance)
+    prompts = check_index_array("prompts", prompts, instance.n_prompts)
+    if prompts.size == 0:
+        raise ValueError("prompts must hold at least one prompt, got an empty array")
+    responses = check_shape("responses", check_index_array("responses", responses, instance.n_responses), prompts.shape)
     batch_size = prompts.size
     check_baseline(baseline, batch_size)
     beta = _check_beta(beta)
-    policy = SoftmaxLinear(instance) if policy is None else policy
+    policy = check_policy_class("policy", instance, policy)
+    theta = _check_theta(policy, theta)
+    log_base = policy.log_policy(policy.initial_params)
+    if beta != 0.0:
+        with np.errstate(over="ignore", invalid="ignore"):
+            finite_result(beta * (policy.log_policy(theta) - log_base)[prompts, responses], beta)
+    return _sampled_gradient(instance, policy, theta, prompts, responses, beta, baseline, log_base)
+
+
+def _sampled_gradient(
+    instance: BanditInstance,
+    policy: PolicyClass,
+    theta: np.ndarray,
+    prompts: np.ndarray,
+    responses: np.ndarray,
+    beta: float,
+    baseline: str,
+    log_base: np.ndarray,
+) -> np.ndarray:
+    """:func:`sampled_gradient` for validated arguments and the base table ``log_base``: what the run's loop calls."""
     log_probs = policy.log_policy(theta)
     rewards = instance.rewards[prompts, responses]
     shaped = rewards
     if beta != 0.0:
-        shaped = shaped - beta * (log_probs - policy.log_policy(policy.initial_params))[prompts, responses]
+        with np.errstate(over="ignore", invalid="ignore"):
+            shaped = shaped - beta * (log_probs - log_base)[prompts, responses]
+    batch_size = prompts.size
     if baseline == "leave_one_out":
         advantages = shaped - leave_one_out_baseline(shaped)
     else:
@@ -224,6 +261,7 @@ def reinforce(
     FloatingPointError
         If a step leaves ``theta`` non-finite (``eta`` too large).
     """
+    instance = check_bandit("instance", instance)
     eta = check_positive("eta", eta)
     n_iterations = check_count("n_iterations", n_iterations)
     batch_size = check_count("batch_size", batch_size)
@@ -231,8 +269,10 @@ def reinforce(
     record_every = check_count("record_every", record_every)
     baseline = check_baseline(baseline, batch_size)
     check_generator("rng", rng)
-    policy = SoftmaxLinear(instance) if policy is None else policy
+    policy = check_policy_class("policy", instance, policy)
     theta = _check_theta(policy, theta)
+    if beta > 0.0:
+        check_step_stability("sampled REINFORCE", eta, beta, feature_scale(instance, policy))
     log_base = policy.log_policy(policy.initial_params)
     recorder = TrajectoryRecorder(
         "sampled REINFORCE",
@@ -244,7 +284,7 @@ def reinforce(
         prompts = sample_prompts(instance, rng, batch_size)
         responses = sample_responses(policy.log_policy(theta), prompts, rng)
         recorder.count_responses(batch_size)
-        gradient = sampled_gradient(instance, theta, prompts, responses, beta, baseline, policy=policy)
+        gradient = _sampled_gradient(instance, policy, theta, prompts, responses, beta, baseline, log_base)
         theta = ascent_step(theta, eta, gradient, step - 1, 1)
         recorder.count_gradient_steps()
         if step % record_every == 0 or step == n_iterations:

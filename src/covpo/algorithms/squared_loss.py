@@ -54,13 +54,22 @@ from scipy.optimize import minimize
 from scipy.special import gammaln, logsumexp
 
 from covpo.algorithms.mirror_descent import exact_target_theta
-from covpo.batches import ResponseBatch, batch_terms, draw_batch, score_average
+from covpo.algorithms.steps import finite_result
+from covpo.batches import (
+    ResponseBatch,
+    batch_terms,
+    check_batch,
+    draw_batch,
+    unchecked_batch_terms,
+    unchecked_score_average,
+)
 from covpo.instances import BanditInstance
-from covpo.policies import centered_features, log_policy, sample_responses
+from covpo.policies import centered_features, check_bandit, check_policy, check_theta, log_policy, sample_responses
 from covpo.validation import (
     check_count,
     check_finite_array,
-    check_log_distribution,
+    check_generator,
+    check_option,
     check_positive,
     check_shape,
 )
@@ -70,19 +79,29 @@ DEFAULT_MAX_OUTCOMES = 200_000
 DEFAULT_MONTE_CARLO_SAMPLES = 4_000
 
 
+MAX_BETA = float(np.sqrt(np.finfo(float).max))
+"""The largest ``beta`` the squared losses accept: they scale with ``beta^2``, which must stay finite."""
+
+
+def check_squared_loss_beta(beta: float, name: str = "beta") -> float:
+    """Return ``beta`` if it is finite, ``> 0`` and its square is finite (the squared losses scale with ``beta^2``)."""
+    beta = check_positive(name, beta)
+    if beta >= MAX_BETA:
+        raise ValueError(f"{name} must be below {MAX_BETA:.3g} (the squared losses scale with {name}^2), got {beta!r}")
+    return beta
+
+
 def _check_beta(beta: float) -> float:
-    return check_positive("beta", beta)
+    return check_squared_loss_beta(beta)
 
 
 def _check_baseline_kind(baseline: str) -> str:
-    if baseline not in BASELINES:
-        raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
-    return baseline
+    return check_option("baseline", baseline, BASELINES)
 
 
 def _check_reference(instance: BanditInstance, log_reference: np.ndarray) -> np.ndarray:
-    log_reference = check_log_distribution("log_reference", log_reference)
-    return check_shape("log_reference", log_reference, instance.rewards.shape)
+    """``log_reference`` as ``instance``'s log-probability table; checks ``instance`` first."""
+    return check_policy("log_reference", check_bandit("instance", instance), log_reference)
 
 
 def _check_prompt_baseline(instance: BanditInstance, baseline: np.ndarray) -> np.ndarray:
@@ -234,6 +253,8 @@ def normalizer_baseline_moments(
     group_size = check_count("group_size", group_size)
     n_samples = check_count("n_samples", n_samples, minimum=2)
     max_outcomes = check_count("max_outcomes", max_outcomes)
+    if rng is not None:
+        check_generator("rng", rng)
     n_prompts = instance.n_prompts
     mean, variance, error = np.zeros(n_prompts), np.zeros(n_prompts), np.zeros(n_prompts)
     sampled = []
@@ -367,8 +388,9 @@ def kimi_population_loss(
     beta = _check_beta(beta)
     log_reference = _check_reference(instance, log_reference)
     baseline = _check_prompt_baseline(instance, baseline)
-    residual = instance.rewards - baseline[:, None] - beta * (log_policy(instance, theta) - log_reference)
-    return float(instance.prompt_probs @ np.sum(np.exp(log_reference) * residual**2, axis=1))
+    with np.errstate(over="ignore", invalid="ignore"):
+        residual = instance.rewards - baseline[:, None] - beta * (log_policy(instance, theta) - log_reference)
+        return finite_result(float(instance.prompt_probs @ np.sum(np.exp(log_reference) * residual**2, axis=1)), beta)
 
 
 def kimi_population_gradient(
@@ -379,9 +401,10 @@ def kimi_population_gradient(
     log_reference = _check_reference(instance, log_reference)
     baseline = _check_prompt_baseline(instance, baseline)
     terms = _population_terms(instance, theta, log_reference)
-    residual = instance.rewards - baseline[:, None] - beta * terms.log_ratio
-    weights = instance.prompt_probs[:, None] * terms.reference_probs * residual
-    return -2.0 * beta * np.einsum("xy,xyd->d", weights, terms.centered)
+    with np.errstate(over="ignore", invalid="ignore"):
+        residual = instance.rewards - baseline[:, None] - beta * terms.log_ratio
+        weights = instance.prompt_probs[:, None] * terms.reference_probs * residual
+        return finite_result(-2.0 * beta * np.einsum("xy,xyd->d", weights, terms.centered), beta)
 
 
 def kimi_population_hessian(
@@ -415,9 +438,10 @@ def rebel_population_loss(instance: BanditInstance, theta: np.ndarray, log_refer
     beta = _check_beta(beta)
     log_reference = _check_reference(instance, log_reference)
     probs = np.exp(log_reference)
-    shifted = beta * (log_policy(instance, theta) - log_reference) - instance.rewards
-    centered = shifted - np.sum(probs * shifted, axis=1, keepdims=True)
-    return float(2.0 * instance.prompt_probs @ np.sum(probs * centered**2, axis=1))
+    with np.errstate(over="ignore", invalid="ignore"):
+        shifted = beta * (log_policy(instance, theta) - log_reference) - instance.rewards
+        centered = shifted - np.sum(probs * shifted, axis=1, keepdims=True)
+        return finite_result(float(2.0 * instance.prompt_probs @ np.sum(probs * centered**2, axis=1)), beta)
 
 
 def rebel_population_gradient(
@@ -431,10 +455,11 @@ def rebel_population_gradient(
     beta = _check_beta(beta)
     log_reference = _check_reference(instance, log_reference)
     probs = np.exp(log_reference)
-    shifted = beta * (log_policy(instance, theta) - log_reference) - instance.rewards
-    centered = shifted - np.sum(probs * shifted, axis=1, keepdims=True)
-    weights = instance.prompt_probs[:, None] * probs * centered
-    return 4.0 * beta * np.einsum("xy,xyd->d", weights, instance.features)
+    with np.errstate(over="ignore", invalid="ignore"):
+        shifted = beta * (log_policy(instance, theta) - log_reference) - instance.rewards
+        centered = shifted - np.sum(probs * shifted, axis=1, keepdims=True)
+        weights = instance.prompt_probs[:, None] * probs * centered
+        return finite_result(4.0 * beta * np.einsum("xy,xyd->d", weights, instance.features), beta)
 
 
 def reference_fisher(instance: BanditInstance, log_reference: np.ndarray) -> np.ndarray:
@@ -465,6 +490,7 @@ def rebel_population_minimizer(instance: BanditInstance, reference_theta: np.nda
     ``-4 beta grad J(pi_t)``, so the step is ``F_t^+ grad J / beta``: the natural policy
     gradient step of size ``1 / beta`` (paper appendix M), for any reward.
     """
+    instance = check_bandit("instance", instance)
     beta = _check_beta(beta)
     reference_theta = check_shape(
         "reference_theta", check_finite_array("reference_theta", reference_theta, ndim=1), (instance.dim,)
@@ -506,6 +532,7 @@ def kimi_population_minimizer(
     tolerance
         Gradient-norm tolerance of the solver, ``> 0``.
     """
+    instance = check_bandit("instance", instance)
     beta = _check_beta(beta)
     tolerance = check_positive("tolerance", tolerance)
     reference_theta = check_shape(
@@ -560,6 +587,7 @@ def minimizer_check(instance: BanditInstance, reference_theta: np.ndarray, beta:
     and gradient are zero there; the same holds for the pairwise loss. Raises
     ``ValueError`` if the instance's reward is not linear in its features.
     """
+    instance = check_bandit("instance", instance)
     beta = _check_beta(beta)
     reference_theta = check_shape(
         "reference_theta", check_finite_array("reference_theta", reference_theta, ndim=1), (instance.dim,)
@@ -629,10 +657,15 @@ def draw_baseline_batch(
     regression response. ``baseline="mean"`` gives KimiPO's :func:`mean_baseline`,
     ``"normalizer"`` KimiPO-Norm's :func:`normalizer_baseline` (which needs ``beta``).
     """
+    log_reference = _check_reference(instance, log_reference)
+    batch_size = check_count("batch_size", batch_size)
     extra_responses = check_count("extra_responses", extra_responses)
+    check_generator("rng", rng)
     baseline = _check_baseline_kind(baseline)
-    if baseline == "normalizer" and beta is None:
-        raise ValueError("beta is None: the normalizer baseline needs the regularization strength")
+    if baseline == "normalizer":
+        if beta is None:
+            raise ValueError("beta is None: the normalizer baseline needs the regularization strength")
+        beta = _check_beta(beta)
     group = draw_batch(instance, log_reference, batch_size, rng, group_size=extra_responses + 1)
     regression = ResponseBatch(
         prompts=group.prompts[:, 0],
@@ -646,6 +679,8 @@ def draw_baseline_batch(
 
 
 def _check_batch_baseline(batch: ResponseBatch, baseline: np.ndarray) -> np.ndarray:
+    if not isinstance(batch, ResponseBatch):
+        raise ValueError(f"batch must be a ResponseBatch, got {type(batch).__name__}")
     baseline = check_finite_array("baseline", baseline)
     return check_shape("baseline", baseline, batch.rewards.shape)
 
@@ -658,24 +693,38 @@ def kimi_loss(
     ``batch`` is drawn from ``pi_t`` (its ``log_sampling`` is ``log pi_t``); ``baseline`` holds
     ``bhat(x_i)`` for each pair, e.g. ``BaselineBatch.baseline``.
     """
+    instance = check_bandit("instance", instance)
     beta = _check_beta(beta)
-    baseline = _check_batch_baseline(batch, baseline)
+    baseline = _check_batch_baseline(check_batch("batch", batch, instance), baseline)
     log_ratio = batch_terms(instance, theta, batch).log_ratio
-    return float(np.mean((batch.rewards - baseline - beta * log_ratio) ** 2))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return finite_result(float(np.mean((batch.rewards - baseline - beta * log_ratio) ** 2)), beta)
 
 
 def kimi_gradient(
     instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, baseline: np.ndarray, beta: float
 ) -> np.ndarray:
     """``grad L_hat = -2 beta mean_i e_i (phi(x_i, y_i) - phibar_theta(x_i))`` of :func:`kimi_loss`."""
+    instance = check_bandit("instance", instance)
+    theta = check_theta("theta", instance, theta)
     beta = _check_beta(beta)
-    baseline = _check_batch_baseline(batch, baseline)
-    terms = batch_terms(instance, theta, batch)
+    baseline = _check_batch_baseline(check_batch("batch", batch, instance), baseline)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return finite_result(unchecked_kimi_gradient(instance, theta, batch, baseline, beta), beta)
+
+
+def unchecked_kimi_gradient(
+    instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, baseline: np.ndarray, beta: float
+) -> np.ndarray:
+    """:func:`kimi_gradient` for validated arguments, non-finite where the run diverges (the runs' inner loop)."""
+    terms = unchecked_batch_terms(instance, theta, batch)
     residual = batch.rewards - baseline - beta * terms.log_ratio
-    return score_average(-2.0 * beta * residual, terms.scores)
+    return unchecked_score_average(-2.0 * beta * residual, terms.scores)
 
 
 def _check_pairs(batch: ResponseBatch) -> ResponseBatch:
+    if not isinstance(batch, ResponseBatch):
+        raise ValueError(f"batch must be a ResponseBatch, got {type(batch).__name__}")
     if batch.responses.ndim != 2 or batch.responses.shape[1] != 2:
         raise ValueError(f"batch must hold pairs of responses, shape (N, 2), got shape {batch.responses.shape}")
     return batch
@@ -687,11 +736,13 @@ def rebel_loss(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch
     ``batch`` holds pairs ``(y_i, y'_i)`` from ``pi_t``, shape ``(N, 2)``
     (``draw_batch(..., group_size=2)``); ``u = log(pi_theta / pi_t)``.
     """
+    instance = check_bandit("instance", instance)
     beta = _check_beta(beta)
-    batch = _check_pairs(batch)
+    batch = _check_pairs(check_batch("batch", batch, instance))
     log_ratio = batch_terms(instance, theta, batch).log_ratio
-    residual = beta * (log_ratio[:, 0] - log_ratio[:, 1]) - (batch.rewards[:, 0] - batch.rewards[:, 1])
-    return float(np.mean(residual**2))
+    with np.errstate(over="ignore", invalid="ignore"):
+        residual = beta * (log_ratio[:, 0] - log_ratio[:, 1]) - (batch.rewards[:, 0] - batch.rewards[:, 1])
+        return finite_result(float(np.mean(residual**2)), beta)
 
 
 def rebel_gradient(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, beta: float) -> np.ndarray:
@@ -700,9 +751,17 @@ def rebel_gradient(instance: BanditInstance, theta: np.ndarray, batch: ResponseB
     The difference of scores is the difference of features: ``phibar_theta`` cancels, so the
     features are differenced directly.
     """
+    instance = check_bandit("instance", instance)
+    theta = check_theta("theta", instance, theta)
     beta = _check_beta(beta)
-    batch = _check_pairs(batch)
-    log_ratio = batch_terms(instance, theta, batch).log_ratio
+    batch = _check_pairs(check_batch("batch", batch, instance))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return finite_result(unchecked_rebel_gradient(instance, theta, batch, beta), beta)
+
+
+def unchecked_rebel_gradient(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, beta: float) -> np.ndarray:
+    """:func:`rebel_gradient` for validated arguments, non-finite where the run diverges (the runs' inner loop)."""
+    log_ratio = unchecked_batch_terms(instance, theta, batch).log_ratio
     residual = beta * (log_ratio[:, 0] - log_ratio[:, 1]) - (batch.rewards[:, 0] - batch.rewards[:, 1])
     prompts = batch.prompts[:, 0]
     feature_gap = instance.features[prompts, batch.responses[:, 0]] - instance.features[prompts, batch.responses[:, 1]]

@@ -1,13 +1,16 @@
-"""What every algorithm's inner loop shares: a checked gradient step and the diagnostics hook.
+"""What every algorithm's inner loop shares: a checked gradient step, a stability check and the diagnostics hook.
 
-The algorithms in :mod:`covpo.algorithms` write their loops out in full; the two pieces here
+The algorithms in :mod:`covpo.algorithms` write their loops out in full; the pieces here
 are the only ones they call for bookkeeping. :func:`ascent_step` refuses to hand back a
-non-finite iterate, and :func:`inner_step_observer` turns an optional ``on_inner_step``
-callback into a function the inner loop calls at every iterate ``k = 0, ..., K``.
+non-finite iterate, :func:`check_step_stability` warns once at the start of a run whose
+learning rate is far beyond the stable range of its KL term, and :func:`inner_step_observer`
+turns an optional ``on_inner_step`` callback into a function the inner loop calls at every
+iterate ``k = 0, ..., K``.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -18,6 +21,110 @@ from covpo.batches import ResponseBatch
 from covpo.instances import BanditInstance
 from covpo.policy_classes import PolicyClass, SoftmaxLinear
 from covpo.trajectory import TrajectoryRecorder
+
+STABILITY_MARGIN = 100.0
+"""How far beyond the stable range ``eta * curvature < 2`` a step must be before :func:`check_step_stability` warns.
+
+The curvature bound is a worst case over every response and direction, so learning rates a
+few times past it still make progress in practice: the book's runs reach at most 12.8 times
+``2 / curvature`` (REINFORCE with a KL penalty, ``eta = 512`` and ``beta = 0.05`` on the collapse
+family, in the head-to-head comparison of the implications chapter). A factor of 100 leaves room
+for them and flags settings such as ``eta = 1`` with ``beta = 1e8``, where the KL term alone is
+eight orders of magnitude past it.
+"""
+
+#: The loss whose curvature a step must respect, as ``(coefficient, power of beta)``:
+#: ``"kl"``, the KL penalty ``beta KL(pi_theta || pi_ref)`` of REINFORCE, APMD, PPO and GRPO,
+#: whose Hessian is ``beta`` times the Fisher information; ``"kimi"``, the squared loss of
+#: KimiPO and KimiPO-Norm, ``2 beta^2 E[s s^T]`` near ``theta_t`` (paper appendix I); ``"rebel"``,
+#: the pairwise loss of Rebel-OnPolicy, ``4 beta^2 E_x Cov_{pi_t}(phi)`` (paper appendix L).
+CURVATURES: dict[str, tuple[float, int]] = {"kl": (1.0, 1), "kimi": (2.0, 2), "rebel": (4.0, 2)}
+
+
+class UnstableStepWarning(RuntimeWarning):
+    """A learning rate far beyond the stable range of the run's KL term: the run will not approach its target."""
+
+
+def feature_scale(instance: BanditInstance, policy: PolicyClass | None = None) -> float | None:
+    """``max_{x, y} ||phi(x, y)||^2``, the bound on the Fisher information of the softmax-linear class (paper section 2.2).
+
+    The Fisher information ``E_x Cov_{pi_theta}(phi)`` of a softmax-linear policy is a covariance
+    of features, so its largest eigenvalue is at most the largest squared feature norm, at every
+    ``theta``. ``None`` for another policy class (``policy`` not :class:`~covpo.policy_classes.SoftmaxLinear`), whose
+    curvature this bound does not cover.
+    """
+    if policy is not None and not isinstance(policy, SoftmaxLinear):
+        return None
+    features = instance.features if policy is None else policy.instance.features
+    return float(np.max(np.einsum("xyd,xyd->xy", features, features)))
+
+
+def check_step_stability(
+    algorithm: str, eta: float, beta: float, scale: float | None, loss: str = "kl"
+) -> None:
+    """Warn (:class:`UnstableStepWarning`) if ``eta`` is far beyond the stable range of the run's KL term.
+
+    One rule for every algorithm with a KL step. Its loss has curvature at most
+    ``c beta^p scale`` (:data:`CURVATURES`: ``beta scale`` for the KL penalty, ``2 beta^2 scale``
+    for KimiPO's squared loss, ``4 beta^2 scale`` for Rebel's), with ``scale`` the largest
+    squared feature norm (:func:`feature_scale`), so a gradient step is stable for every
+    direction only if ``eta c beta^p scale < 2``. The warning fires when ``eta`` exceeds that
+    range by more than :data:`STABILITY_MARGIN`, and gives the stable range. ``scale=None``
+    (a policy class without the bound) or ``beta = 0`` (no KL term) never warns. NPG needs no
+    check: its step ``w / beta`` is preconditioned by the inverse Fisher information, so its
+    step size times its curvature is 1 by construction (paper appendix M).
+
+    Parameters
+    ----------
+    algorithm
+        The algorithm's name, for the message.
+    eta, beta
+        The run's learning rate and KL strength, already validated.
+    scale
+        ``max ||phi||^2`` of the policy class, or ``None``.
+    loss
+        A key of :data:`CURVATURES`.
+    """
+    if scale is None:
+        return
+    coefficient, power = CURVATURES[loss]
+    with np.errstate(over="ignore"):
+        curvature = float(coefficient * np.float64(beta) ** power * scale)
+    if curvature <= 0.0 or eta * curvature <= 2.0 * STABILITY_MARGIN:
+        return
+    term = {1: "beta", 2: "beta^2"}[power]
+    factor = "" if coefficient == 1.0 else f"{coefficient:g} "
+    warnings.warn(
+        f"{algorithm}: eta = {eta!r} with beta = {beta!r} is {eta * curvature / 2.0:.3g} times the stable step "
+        f"size of its KL term; a step is stable for eta * {factor}{term} * max ||phi||^2 < 2, here "
+        f"eta < {2.0 / curvature:.3g} (max ||phi||^2 = {scale:.3g}), so the run will not approach its target",
+        UnstableStepWarning,
+        stacklevel=3,
+    )
+
+
+def finite_result(result: np.ndarray | float, beta: float) -> np.ndarray | float:
+    """``result`` if it is finite; else ``ValueError`` naming ``beta``, the strength whose product left the float range.
+
+    The public losses and gradients of the algorithms multiply log-ratios by ``beta`` (or
+    ``beta^2``); a valid but astronomically large ``beta`` (``1e300``) overflows there. The runs
+    call unchecked versions instead, so a diverging run still stops with ``FloatingPointError``.
+    """
+    if not np.all(np.isfinite(result)):
+        raise ValueError(
+            f"beta = {beta!r} (with these theta) is too large: the result leaves the floating-point range"
+        )
+    return result
+
+
+def check_policy_class(name: str, instance: BanditInstance, policy: object) -> PolicyClass:
+    """``policy`` if it has the methods of a :class:`~covpo.policy_classes.PolicyClass`; softmax-linear over ``instance`` for ``None``."""
+    if policy is None:
+        return SoftmaxLinear(instance)
+    methods = ("log_policy", "batch_score_average", "population_score_sum")
+    if not all(callable(getattr(policy, method, None)) for method in methods) or not hasattr(policy, "initial_params"):
+        raise ValueError(f"{name} must be a PolicyClass (or None for softmax-linear), got {policy!r}")
+    return policy
 
 
 def ascent_step(theta: np.ndarray, eta: float, direction: np.ndarray, iteration: int, inner_step: int) -> np.ndarray:

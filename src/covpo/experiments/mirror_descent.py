@@ -16,7 +16,7 @@ from covpo.algorithms import run
 from covpo.algorithms.mirror_descent import mirror_descent_bound
 from covpo.instances import BanditInstance
 from covpo.policies import base_log_policy, log_coverage
-from covpo.validation import check_count, check_finite_array, check_positive
+from covpo.validation import check_count, check_instances, check_positive, check_positive_grid
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,13 +75,8 @@ def mirror_descent_rate(
     eps
         Accuracy target for ``resets_to_eps``, ``> 0``.
     """
-    instances = tuple(instances)
-    if not instances:
-        raise ValueError("instances must hold at least one instance")
-    betas = check_finite_array("betas", betas, ndim=1)
-    if betas.size == 0:
-        raise ValueError("betas must hold at least one value")
-    betas = np.array([check_positive("betas", beta) for beta in betas])
+    instances = check_instances("instances", instances, BanditInstance)
+    betas = check_positive_grid("betas", betas)
     n_iterations = check_count("n_iterations", n_iterations)
     eps = check_positive("eps", eps)
     iterations = np.arange(n_iterations + 1)

@@ -54,7 +54,15 @@ def run_tasks(function: Callable[..., Any], tasks: Sequence[tuple], description:
     list
         ``[function(*task) for task in tasks]``, computed under the active joblib configuration.
     """
+    if not callable(function):
+        raise ValueError(f"function must be callable, got {function!r}")
+    if isinstance(tasks, (str, bytes)) or not hasattr(tasks, "__iter__"):
+        raise ValueError(f"tasks must be a sequence of argument tuples, got {tasks!r}")
     tasks = list(tasks)
+    if not all(isinstance(task, tuple) for task in tasks):
+        raise ValueError(f"tasks must hold one tuple of positional arguments per call, got {tasks!r}")
+    if not isinstance(description, str):
+        raise ValueError(f"description must be a string, got {description!r}")
     results = []
     bar = tqdm(total=len(tasks), desc=description, file=sys.stderr, disable=not progress, delay=PROGRESS_DELAY_SECONDS)
     with bar:

@@ -47,8 +47,45 @@ from covpo.trajectory import Trajectory
 from covpo.validation import (
     check_count,
     check_finite_array,
+    check_index_array,
+    check_instance,
+    check_log_distribution,
+    check_option,
     check_positive,
+    check_positive_grid,
+    check_seed,
+    check_shape,
 )
+
+
+def _check_interval(name: str, value: object) -> tuple[float, float]:
+    """``value`` as a clipping interval ``(c_lo, c_hi)`` with ``0 < c_lo < 1 < c_hi`` (paper section 3.3), named ``name``."""
+    try:
+        return check_clip_thresholds(value)
+    except ValueError as error:
+        raise ValueError(str(error).replace("thresholds", name, 1)) from None
+
+
+def _check_sequence(name: str, values: object, cls: type) -> tuple:
+    """``values`` as a tuple of ``cls`` records (possibly empty), else raise naming ``name``."""
+    if isinstance(values, (str, bytes, cls)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"{name} must be a sequence of {cls.__name__}, got {values!r}")
+    return tuple(check_instance(name, value, cls) for value in values)
+
+
+def _check_mapping(name: str, values: object, cls: type) -> Mapping:
+    """``values`` if it maps names to ``cls`` records, else raise naming ``name``."""
+    if not isinstance(values, Mapping):
+        raise ValueError(f"{name} must be a mapping of names to {cls.__name__}, got {values!r}")
+    for value in values.values():
+        check_instance(name, value, cls)
+    return values
+
+
+def _check_log_reference(instance: BanditInstance, log_reference: object) -> np.ndarray:
+    """``log_reference`` as a normalized ``(n_prompts, n_responses)`` table of log-probabilities."""
+    log_reference = check_log_distribution("log_reference", log_reference)
+    return check_shape("log_reference", log_reference, instance.rewards.shape)
 
 # ---------------------------------------------------------------------------------------
 # Importance weights of PPO-NoClip
@@ -119,11 +156,21 @@ def ratio_spread(
     its ``thetas`` give ``pi_t`` and ``pi_{t+1}`` and ``ratios`` the extremes over the inner
     iterates. Quantiles are weighted by ``rho(x) pi_t(y|x)``.
     """
+    instance = check_instance("instance", instance, BanditInstance)
+    trajectory = check_instance("trajectory", trajectory, Trajectory)
+    ratios = check_instance("ratios", ratios, RatioRecord)
     levels = check_finite_array("levels", levels, ndim=1)
-    if np.any((levels < 0.0) | (levels > 1.0)):
-        raise ValueError(f"levels must lie in [0, 1], got {levels!r}")
+    if levels.size == 0 or np.any((levels < 0.0) | (levels > 1.0)):
+        raise ValueError(f"levels must be non-empty and lie in [0, 1], got {levels!r}")
     if trajectory.thetas is None:
         raise ValueError("trajectory must hold its outer iterates thetas, got a trajectory without them")
+    if trajectory.thetas.ndim != 2 or trajectory.thetas.shape[1] != instance.dim:
+        raise ValueError(
+            f"trajectory must be a run on instance (parameters of dimension {instance.dim}), "
+            f"got thetas of shape {trajectory.thetas.shape}"
+        )
+    if "beta" not in trajectory.settings:
+        raise ValueError(f"trajectory must be a ppo_noclip or ppo_lite run with a beta, got settings {trajectory.settings!r}")
     beta = float(trajectory.settings["beta"])
     support = instance.prompt_probs > 0.0
     rows = []
@@ -156,6 +203,7 @@ def ratio_spread_table(spreads: Sequence[RatioSpread]) -> Table:
     iterate and every ``(x, y)``, the lowest and highest outer quantile of a fresh batch's
     weights (e.g. 1% and 99%) over the iterations, and the interval ``[exp(-R/beta), exp(R/beta)]``.
     """
+    spreads = _check_sequence("spreads", spreads, RatioSpread)
     levels = spreads[0].levels if spreads else np.array([0.0, 1.0])
     rows = []
     for spread in spreads:
@@ -248,9 +296,13 @@ def ratio_bounds_by_beta(
     Each run takes ``T = ceil(horizon beta)`` outer iterations, so every run covers the same
     mirror-descent time ``T / beta`` (paper section 3.1, Eq. (18)), and uses ``np.random.default_rng(seed)``.
     """
-    betas = check_finite_array("betas", betas, ndim=1)
+    instance = check_instance("instance", instance, BanditInstance)
+    betas = check_positive_grid("betas", betas)
     eta_beta = check_positive("eta_beta", eta_beta)
+    inner_steps = check_count("inner_steps", inner_steps)
+    batch_size = check_count("batch_size", batch_size)
     horizon = check_positive("horizon", horizon)
+    seed = check_seed("seed", seed)
     columns: dict[str, list] = {key: [] for key in ("T", "rmin", "rmax", "bmin", "bmax", "sub", "cov")}
     for beta in betas:
         n_iterations = _iterations_for(beta, horizon)
@@ -300,6 +352,7 @@ def ratio_bounds_by_beta(
 
 def ratio_bounds_table(tables: Mapping[str, RatioBoundsTable]) -> Table:
     """Several :func:`ratio_bounds_by_beta` records as one table, one row per instance and ``beta``."""
+    tables = _check_mapping("tables", tables, RatioBoundsTable)
     rows = tuple(
         (name, float(beta), int(t), float(low), float(high), float(batch_low), float(batch_high), float(extent))
         for name, table in tables.items()
@@ -325,17 +378,25 @@ def target_log_ratio_extent(instance: BanditInstance, thetas: np.ndarray, beta: 
     the result is at most 1: the default interval never clips the target (paper section 3.3).
     References are every row of ``thetas`` but the last; with all rewards 0 the result is 0.
     """
+    instance = check_instance("instance", instance, BanditInstance)
+    thetas = check_finite_array("thetas", thetas, ndim=2)
+    if thetas.shape[1] != instance.dim:
+        raise ValueError(f"thetas must have shape (n, {instance.dim}), got shape {thetas.shape}")
     beta = check_positive("beta", beta)
     max_reward = float(instance.rewards.max())
     if max_reward <= 0.0:
         return 0.0
     support = instance.prompt_probs > 0.0
     extent = 0.0
-    for theta in np.asarray(thetas, dtype=float)[:-1]:
+    for theta in thetas[:-1]:
         log_reference = log_policy(instance, theta)
         log_ratio = (regularized_optimum(instance, log_reference, beta) - log_reference)[support]
         extent = max(extent, float(np.abs(log_ratio).max()))
     return extent / (max_reward / beta)
+
+
+CLIP_ACTIVITY_GRIDS = ("clip_fraction", "final_suboptimality", "min_log10_coverage", "mean_inner_kl", "target_extent")
+"""The grids of a :class:`ClipActivity` record that its ``summary`` and ``table`` show."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -385,7 +446,7 @@ class ClipActivity:
 
     def summary(self, values: str = "clip_fraction", digits: int = 3) -> str:
         """A table of one grid (``"clip_fraction"``, ``"final_suboptimality"``, ...), one row per ``beta``."""
-        grid = getattr(self, values)
+        grid = getattr(self, check_option("values", values, CLIP_ACTIVITY_GRIDS))
         header = f"{values:>20}  " + "  ".join(f"{label:>11}" for label in self.column_labels)
         rows = [
             f"{f'beta {beta:g}':>20}  " + "  ".join(f"{value:11.{digits}f}" for value in row)
@@ -399,7 +460,7 @@ class ClipActivity:
         The columns are ``beta``, the outer iterations ``T`` and one column per interval
         (:attr:`column_labels`; width 1 is the default interval, the last the fixed one).
         """
-        grid = getattr(self, values)
+        grid = getattr(self, check_option("values", values, CLIP_ACTIVITY_GRIDS))
         rows = tuple(
             (float(beta), int(t), *(float(value) for value in row))
             for beta, t, row in zip(self.betas, self.n_iterations, grid)
@@ -425,9 +486,15 @@ def clip_activity_grid(
     exact KL penalty, and ``np.random.default_rng(seed)``, so the runs of one row differ only
     in their thresholds.
     """
-    betas = check_finite_array("betas", betas, ndim=1)
-    widths = check_finite_array("widths", widths, ndim=1)
-    fixed_interval = check_clip_thresholds(fixed_interval)
+    instance = check_instance("instance", instance, BanditInstance)
+    betas = check_positive_grid("betas", betas)
+    widths = check_positive_grid("widths", widths)
+    fixed_interval = _check_interval("fixed_interval", fixed_interval)
+    eta_beta = check_positive("eta_beta", eta_beta)
+    inner_steps = check_count("inner_steps", inner_steps)
+    batch_size = check_count("batch_size", batch_size)
+    horizon = check_positive("horizon", horizon)
+    seed = check_seed("seed", seed)
     max_reward = float(instance.rewards.max())
     shape = (betas.size, widths.size + 1)
     grids = {key: np.zeros(shape) for key in ("clip", "sub", "cov", "kl", "extent")}
@@ -462,10 +529,10 @@ def clip_activity_grid(
         mean_inner_kl=grids["kl"],
         target_extent=grids["extent"],
         n_iterations=np.array([_iterations_for(beta, horizon) for beta in betas], dtype=np.int64),
-        eta_beta=check_positive("eta_beta", eta_beta),
-        inner_steps=int(inner_steps),
-        batch_size=int(batch_size),
-        horizon=float(horizon),
+        eta_beta=eta_beta,
+        inner_steps=inner_steps,
+        batch_size=batch_size,
+        horizon=horizon,
     )
 
 
@@ -567,6 +634,14 @@ def batch_estimates(
     and the clipped share, under the keys ``noclip``, ``noclip_gradient``, ``lite``,
     ``lite_gradient`` and ``clipped``.
     """
+    instance = check_instance("instance", instance, BanditInstance)
+    theta = check_shape("theta", check_finite_array("theta", theta, ndim=1), (instance.dim,))
+    log_reference = _check_log_reference(instance, log_reference)
+    prompts = check_index_array("prompts", prompts, instance.n_prompts)
+    if prompts.ndim != 2 or prompts.size == 0:
+        raise ValueError(f"prompts must have shape (M, N) with M, N >= 1, got shape {prompts.shape}")
+    responses = check_shape("responses", check_index_array("responses", responses, instance.n_responses), prompts.shape)
+    beta = check_positive("beta", beta)
     low, high = check_clip_thresholds(thresholds)
     n_batches, batch_size = prompts.shape
     log_probs = log_policy(instance, theta)
@@ -616,15 +691,22 @@ def estimator_spread(
     ``beta``. One stack of ``n_batches`` batches from ``np.random.default_rng(seed)`` serves
     every candidate and both estimators (common random numbers).
     """
+    instance = check_instance("instance", instance, BanditInstance)
     beta = check_positive("beta", beta)
     scales = check_finite_array("scales", scales, ndim=1)
     if instance.reward_theta is None:
         raise ValueError("instance.reward_theta is None: the candidates move along theta_star")
     if thresholds is None:
-        thresholds = default_clip_thresholds(beta, float(instance.rewards.max()))
-    thresholds = check_clip_thresholds(thresholds)
+        low, high = default_clip_thresholds(beta, float(instance.rewards.max()))
+        if not 0.0 < low < 1.0 < high < np.inf:
+            raise ValueError(
+                f"beta = {beta!r} leaves no default clipping interval [exp(-R/beta), exp(R/beta)] = [{low!r}, {high!r}] "
+                "in floating point; pass thresholds"
+            )
+    thresholds = check_clip_thresholds((low, high) if thresholds is None else thresholds)
     batch_size = check_count("batch_size", batch_size)
     n_batches = check_count("n_batches", n_batches, minimum=2)
+    seed = check_seed("seed", seed)
     log_reference = base_log_policy(instance)
     batch = draw_batch(instance, log_reference, n_batches * batch_size, np.random.default_rng(seed))
     prompts = batch.prompts.reshape(n_batches, batch_size)
@@ -710,8 +792,9 @@ def reverse_kl_optimum(instance: BanditInstance, log_reference: np.ndarray, beta
     result is computed in log space. Unlike the forward-KL optimum ``pi_ref exp(r / beta) / Z``, it
     keeps mass of order ``beta pi_ref(y)`` on every response.
     """
+    instance = check_instance("instance", instance, BanditInstance)
     beta = check_positive("beta", beta)
-    log_reference = check_finite_array("log_reference", log_reference, ndim=2)
+    log_reference = _check_log_reference(instance, log_reference)
     rewards = instance.rewards
     result = np.empty_like(log_reference)
     for x in range(instance.n_prompts):

@@ -15,7 +15,7 @@ import numpy as np
 from covpo.algorithms.best_of_n import best_of_n_success, sampled_best_of_n
 from covpo.instances import BanditInstance, tabular_instance
 from covpo.policies import base_log_policy
-from covpo.validation import check_count, check_probability
+from covpo.validation import check_count, check_generator, check_positive_grid, check_probability
 
 
 @dataclass(frozen=True)
@@ -62,9 +62,24 @@ def coverage_instance(coverage: float, n_responses: int = 10) -> BanditInstance:
 def best_of_n_curves(
     coverages: np.ndarray, ns: np.ndarray, trials: int, rng: np.random.Generator
 ) -> BestOfNCurves:
-    """Best-of-N success against ``N`` for several coverages, exactly and by sampling responses."""
-    coverages = np.asarray(coverages, dtype=float)
-    ns = np.asarray(ns, dtype=np.int64)
+    """Best-of-N success against ``N`` for several coverages, exactly and by sampling responses (paper section 1.3).
+
+    Parameters
+    ----------
+    coverages
+        Base coverages ``c``, each strictly between 0 and 1, at least one.
+    ns
+        Sample sizes ``N``, integers ``>= 1``, at least one.
+    trials
+        Monte Carlo repetitions per point, ``>= 1``.
+    rng
+        The numpy ``Generator`` the sampled points draw from.
+    """
+    coverages = check_positive_grid("coverages", coverages)
+    coverages = np.array([check_probability("coverages", coverage) for coverage in coverages])
+    ns = check_positive_grid("ns", ns, integers=True)
+    trials = check_count("trials", trials)
+    rng = check_generator("rng", rng)
     exact = best_of_n_success(np.log(coverages)[:, None], ns[None, :])
     sampled = np.empty_like(exact)
     for i, coverage in enumerate(coverages):

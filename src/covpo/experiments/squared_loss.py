@@ -14,7 +14,7 @@ Hessians and baseline moments, and the three sampled algorithms.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,11 +46,25 @@ from covpo.algorithms.squared_loss import (
     rebel_population_loss,
 )
 from covpo.table import Table
-from covpo.validation import check_count, check_finite_array, check_positive, check_positive_grid, check_shape
+from covpo.validation import (
+    check_count,
+    check_finite_array,
+    check_generator,
+    check_instance,
+    check_log_distribution,
+    check_option,
+    check_positive,
+    check_positive_grid,
+    check_probability,
+    check_seed,
+    check_seeds,
+    check_shape,
+)
 
 
 
 def _check_theta(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
+    check_instance("instance", instance, BanditInstance)
     theta = check_finite_array("reference_theta", theta, ndim=1)
     return check_shape("reference_theta", theta, (instance.dim,))
 
@@ -225,9 +239,7 @@ def two_response_instance(optimal_prob: float) -> BanditInstance:
 
     Tabular (``d = 2``); the smallest instance on which KimiPO-Norm's loss is not convex.
     """
-    optimal_prob = check_positive("optimal_prob", optimal_prob)
-    if optimal_prob >= 1.0:
-        raise ValueError(f"optimal_prob must lie in (0, 1), got {optimal_prob!r}")
+    optimal_prob = check_probability("optimal_prob", optimal_prob)
     return tabular_instance(np.array([[1.0, 0.0]]), np.array([[optimal_prob, 1.0 - optimal_prob]]))
 
 
@@ -235,6 +247,10 @@ def population_baselines(
     instance: BanditInstance, log_reference: np.ndarray, beta: float, group_size: int
 ) -> dict[str, np.ndarray]:
     """The expected baselines of :data:`LOSSES` (Rebel needs none): ``V_t``, ``E bhat_G`` and ``b_t``."""
+    instance = check_instance("instance", instance, BanditInstance)
+    log_reference = check_shape("log_reference", check_log_distribution("log_reference", log_reference), instance.rewards.shape)
+    beta = check_positive("beta", beta)
+    group_size = check_count("group_size", group_size)
     return {
         LOSSES[0]: mean_baseline_moments(instance, log_reference).mean,
         LOSSES[1]: normalizer_baseline_moments(instance, log_reference, beta, group_size).mean,
@@ -292,6 +308,10 @@ class CurvatureScan:
 
 def curvature_table(scans: dict[str, CurvatureScan]) -> Table:
     """Several :class:`CurvatureScan` records as one table: one row per instance and loss."""
+    if not isinstance(scans, Mapping):
+        raise ValueError(f"scans must be a mapping of names to CurvatureScan, got {scans!r}")
+    for scan in scans.values():
+        check_instance("scans", scan, CurvatureScan)
     radius = {scan.radius for scan in scans.values()}
     return Table(
         ("instance", "loss", "at θ_t", "lowest over the ball", "negative at (% of points)"),
@@ -324,6 +344,7 @@ def curvature_scan(
     group_size = check_count("group_size", group_size)
     radius = check_positive("radius", radius)
     n_points = check_count("n_points", n_points)
+    rng = check_generator("rng", rng)
     log_reference = log_policy(instance, reference_theta)
     baselines = population_baselines(instance, log_reference, beta, group_size)
     directions = rng.normal(size=(n_points, instance.dim))
@@ -625,9 +646,11 @@ def table_1(
     seed
         Base seed.
     """
+    instance = check_instance("instance", instance, BanditInstance)
     eps = np.sort(check_positive_grid("eps", eps))[::-1]
     betas = check_positive_grid("betas", betas)
     group_sizes = check_positive_grid("group_sizes", group_sizes, integers=True)
+    seed = check_seed("seed", seed)
     settings = (
         check_count("n_iterations", n_iterations),
         check_count("batch_size", batch_size),
@@ -685,8 +708,7 @@ def squared_loss_methods(family: str) -> tuple[Method, ...]:
     Rebel-OnPolicy and ``N = 1024`` for the two Kimi-style methods, which lose decades of
     coverage at ``N = 256`` there (:func:`batch_size_study`).
     """
-    if family not in ("random", "collapse"):
-        raise ValueError(f"family must be 'random' or 'collapse', got {family!r}")
+    family = check_option("family", family, ("random", "collapse"))
     beta = 0.5
     etas = (2.0 / beta**2,)
     if family == "random":
@@ -774,14 +796,15 @@ def batch_size_study(
     Run ``(i, j, k)`` draws from ``np.random.default_rng([seed_k, i, j])`` and uses the first
     learning rate of the method's grid; the runs go through :func:`covpo.experiments.parallel.run_tasks`.
     """
-    methods = tuple(methods)
+    instance = check_instance("instance", instance, BanditInstance)
+    if isinstance(methods, (str, Method)) or not hasattr(methods, "__iter__"):
+        raise ValueError(f"methods must be a sequence of Method, got {methods!r}")
+    methods = tuple(check_instance("methods", method, Method) for method in methods)
     if not methods:
         raise ValueError("methods must name at least one method")
     batch_sizes = check_positive_grid("batch_sizes", batch_sizes, integers=True)
     eps = check_positive("eps", eps)
-    seeds = tuple(int(s) for s in seeds)
-    if not seeds:
-        raise ValueError("seeds must hold at least one seed")
+    seeds = check_seeds("seeds", seeds)
     coordinates = [
         (i, j, k) for i in range(len(methods)) for j in range(batch_sizes.size) for k in range(len(seeds))
     ]

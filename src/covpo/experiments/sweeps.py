@@ -37,7 +37,7 @@ from covpo.instances import BanditInstance
 from covpo.policies import base_log_policy, expected_reward, log_coverage
 from covpo.table import Table
 from covpo.trajectory import Trajectory
-from covpo.validation import check_count, check_finite_array, check_positive
+from covpo.validation import check_count, check_finite_array, check_instance, check_positive
 
 SWEEP_ARGUMENTS = ("instance", "eta", "rng")
 """Arguments a sweep supplies to every run, so a :class:`Method`'s hyperparameters never hold them."""
@@ -64,6 +64,13 @@ class Method:
     etas
         The learning rates a sweep tries (it keeps the best); non-empty for an algorithm that
         takes a learning rate, empty for one that does not (exact APMD, NPG, Best-of-N).
+
+    Raises
+    ------
+    ValueError
+        At construction, for a setting the algorithm would reject (an unknown KL estimator, a
+        clip width outside ``(0, 1)``, a group of one, ``delta`` outside ``(0, 1)``, ...), so that
+        a configuration error is never mistaken for a run that diverged.
     """
 
     label: str
@@ -86,13 +93,16 @@ class Method:
                     f"hyperparameters must be arguments of {self.algorithm!r} other than {SWEEP_ARGUMENTS} and "
                     f"{tuple(self.definition.fixed)}; got {name!r} (allowed: {sorted(allowed)})"
                 )
+        self.definition.check_hyperparameters(self.hyperparameters)
         object.__setattr__(self, "hyperparameters", dict(self.hyperparameters))
-        etas = tuple(float(eta) for eta in self.etas)
+        if isinstance(self.etas, (str, bytes)) or not isinstance(self.etas, Sequence):
+            raise ValueError(f"etas must be a tuple of learning rates, got {self.etas!r}")
+        etas = tuple(check_positive("etas", eta) for eta in self.etas)
         if "eta" in accepted:
-            if not etas or not all(np.isfinite(eta) and eta > 0.0 for eta in etas):
+            if not etas:
                 raise ValueError(
-                f"etas must be a non-empty tuple of finite learning rates > 0 for {self.algorithm!r}, got {self.etas!r}"
-            )
+                    f"etas must be a non-empty tuple of finite learning rates > 0 for {self.algorithm!r}, got {self.etas!r}"
+                )
         elif etas:
             raise ValueError(f"etas must be empty: {self.algorithm!r} takes no learning rate, got {self.etas!r}")
         object.__setattr__(self, "etas", etas)
@@ -104,12 +114,12 @@ class Method:
 
     @property
     def learning_rates(self) -> tuple[float | None, ...]:
-        """The grid a sweep runs: :attr:`etas`, or ``(None,)`` for an algorithm without a learning rate."""
+        """The grid a sweep runs, :attr:`etas`, or ``(None,)`` for an algorithm without a learning rate."""
         return self.etas or (None,)
 
     @property
     def n_iterations(self) -> int:
-        """Outer iterations (REINFORCE: steps); 1 for an algorithm without them (Best-of-N)."""
+        """Outer iterations (steps for REINFORCE), or 1 for an algorithm without them (Best-of-N)."""
         return int(self.hyperparameters.get("n_iterations", 1))
 
     @property
@@ -158,6 +168,7 @@ class Method:
         ``eta`` is ``None`` for an algorithm without a learning rate; ``rng`` is passed only to
         algorithms that sample. A step that leaves the parameters non-finite raises ``FloatingPointError``.
         """
+        check_instance("instance", instance, BanditInstance)
         if self.etas and eta is None:
             raise ValueError(f"eta must be a learning rate for {self.algorithm!r}, got None")
         if not self.etas and eta is not None:
@@ -174,10 +185,23 @@ def run_unless_diverged(
 
     Only ``FloatingPointError`` reads as divergence; a ``ValueError`` (bad settings) propagates.
     """
+    check_instance("method", method, Method)
     try:
         return method.run(instance, eta, rng)
     except FloatingPointError:
         return None
+
+
+def _check_methods(methods: Sequence[Method]) -> tuple[Method, ...]:
+    if isinstance(methods, (str, bytes, Method)) or not isinstance(methods, Sequence):
+        raise ValueError(f"methods must be a sequence of Method records, got {methods!r}")
+    for method in methods:
+        check_instance("methods", method, Method)
+    return tuple(methods)
+
+
+def _check_seed(name: str, seed: object) -> int:
+    return check_count(name, seed, minimum=0)
 
 
 def methods_table(methods: Sequence[Method], caption: str = "") -> Table:
@@ -185,14 +209,15 @@ def methods_table(methods: Sequence[Method], caption: str = "") -> Table:
 
     ``G`` is the responses drawn per prompt (the group for GRPO, the extra baseline responses
     plus one for KimiPO, two for Rebel-OnPolicy); ``beta`` is 0 and ``K`` is 1 for a method
-    without them.
+    without them; ``N`` and ``G`` are blank for a method that samples no batch (Best-of-N, exact NPG).
     """
     rows = []
-    for method in methods:
+    for method in _check_methods(methods):
         h = method.hyperparameters
-        batch_size = int(h["batch_size"])
+        batch_size = None if h.get("batch_size") is None else int(h["batch_size"])
         rows.append((
-            method.label, float(h.get("beta", 0.0)), batch_size, method.responses_per_iteration // batch_size,
+            method.label, float(h.get("beta", 0.0)), batch_size,
+            None if batch_size is None else method.responses_per_iteration // batch_size,
             int(h.get("inner_steps", 1)), ", ".join(f"{eta:g}" for eta in method.etas), method.response_budget,
         ))
     return Table(
@@ -382,6 +407,10 @@ def summarize_run(
     method: Method, instance: BanditInstance, eta: float | None, seed: tuple[int, ...], eps: float
 ) -> RunSummary | None:
     """Run ``method`` at ``eta`` with ``np.random.default_rng(list(seed))`` and summarize it; ``None`` if it diverged."""
+    eps = check_positive("eps", eps)
+    if isinstance(seed, (str, bytes)) or not isinstance(seed, Sequence) or not seed:
+        raise ValueError(f"seed must be a non-empty tuple of integers >= 0, got {seed!r}")
+    seed = tuple(_check_seed("seed", value) for value in seed)
     trajectory = run_unless_diverged(method, instance, eta, np.random.default_rng(list(seed)))
     if trajectory is None:
         return None
@@ -416,7 +445,12 @@ def cost_sweep(
     """
     coverages = check_finite_array("coverages", coverages, ndim=1)
     eps = check_positive("eps", eps)
-    methods = tuple(methods)
+    methods = _check_methods(methods)
+    seed = _check_seed("seed", seed)
+    if isinstance(instances, (str, bytes, BanditInstance)) or not isinstance(instances, Sequence):
+        raise ValueError(f"instances must be a sequence of BanditInstance, got {instances!r}")
+    for instance in instances:
+        check_instance("instances", instance, BanditInstance)
     if len(instances) != coverages.size:
         raise ValueError(f"one coverage per instance: got {len(instances)} instances and {coverages.size} coverages")
     coordinates = [
@@ -482,12 +516,14 @@ def compare_at_budget(
     :meth:`Method.with_response_budget`, so all of them sample the same number of responses
     (up to one batch), from ``np.random.default_rng(seed)``. A run that diverges is returned as ``None``.
     """
+    check_instance("instance", instance, BanditInstance)
     response_budget = check_count("response_budget", response_budget)
+    seed = _check_seed("seed", seed)
     return tuple(
         run_unless_diverged(
             method.with_response_budget(response_budget), instance, method.learning_rates[0], np.random.default_rng(seed)
         )
-        for method in methods
+        for method in _check_methods(methods)
     )
 
 
@@ -572,8 +608,13 @@ def compare_recipes(
     seeds: Sequence[int],
 ) -> RecipeComparison:
     """:func:`compare_at_budget` once per seed, summarized per method and seed."""
+    check_instance("instance", instance, BanditInstance)
     eps = check_positive("eps", eps)
-    seeds = tuple(int(seed) for seed in seeds)
+    methods = _check_methods(methods)
+    response_budget = check_count("response_budget", response_budget)
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence):
+        raise ValueError(f"seeds must be a sequence of integers >= 0, got {seeds!r}")
+    seeds = tuple(_check_seed("seeds", seed) for seed in seeds)
     if not seeds:
         raise ValueError("seeds must name at least one seed")
     log_base = log_coverage(instance, base_log_policy(instance))

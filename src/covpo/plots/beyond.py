@@ -1,7 +1,7 @@
 """Figures of chapter 6 for the questions the paper leaves open: token sequences and a nonlinear policy.
 
-:func:`sequence_figure` draws a :class:`~covpo.labs.sequences.SequenceExperiment` and
-:func:`nonlinear_figure` a :class:`~covpo.labs.nonlinear.NonlinearExperiment`.
+:func:`sequence_figure` draws a :class:`~covpo.labs.sequences.experiment.SequenceExperiment` and
+:func:`nonlinear_figure` a :class:`~covpo.labs.nonlinear.experiment.NonlinearExperiment`.
 """
 
 from __future__ import annotations

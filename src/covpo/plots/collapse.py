@@ -29,6 +29,7 @@ from covpo.experiments.collapse import (
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, PALETTE
 from covpo.widgets import Explorable, Slider, explorable
+from covpo.validation import check_count, check_nonnegative, check_positive, check_probability
 
 CLASS_NAMES = ("optimal", "distractor", "zero-reward block")
 #: Colour of each response class in the Okabe-Ito palette (optimal green, distractor vermillion, zero block blue).
@@ -333,6 +334,10 @@ def collapse_explorer_figure(gap: float, beta: float, eta: float, budget: int) -
     mass on each response class against steps. The layout is fixed (no layout solver), so a
     redraw costs little more than the run.
     """
+    gap = check_probability("gap", gap)
+    beta = check_nonnegative("beta", beta)
+    eta = check_positive("eta", eta)
+    budget = check_count("budget", budget)
     instance = collapse_instance(gap)
     run = exact_collapse_run(instance, eta=eta, max_steps=budget, beta=beta if beta > 0 else None, eps=gap / 2, n_records=120)
     trajectory = run.trajectory

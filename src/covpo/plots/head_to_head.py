@@ -5,6 +5,8 @@ Draws :class:`~covpo.experiments.implications.head_to_head.HeadToHead` records (
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from covpo.coverage_instances import dialled_coverage_instance
@@ -13,6 +15,7 @@ from covpo.experiments.sweeps import Method
 from covpo.families import stacked_collapse_instance
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, PALETTE, series_style
+from covpo.validation import check_count, check_instance
 from covpo.widgets import Explorable, Slider, explorable
 
 MARKER_SIZE = 6
@@ -170,9 +173,14 @@ def head_to_head_explorer_figure(
     keeps the colour and marker it has in :func:`head_to_head_figure`, and the series are spread
     a little along ``C_cov`` as there; the legend is on the right.
     """
-    result = results[min(max(int(family), 0), len(results) - 1)]
-    algorithm_set = min(max(int(algorithm_set), 0), len(ALGORITHM_SETS) - 1)
-    view = result.subset(algorithm_rows(result, algorithm_set)).within_budget(int(response_budget))
+    if isinstance(results, HeadToHead) or not isinstance(results, Sequence) or not results:
+        raise ValueError(f"results must be a non-empty sequence of HeadToHead records, got {results!r}")
+    for result in results:
+        check_instance("results", result, HeadToHead)
+    result = results[min(check_count("family", family, minimum=0), len(results) - 1)]
+    algorithm_set = min(check_count("algorithm_set", algorithm_set, minimum=0), len(ALGORITHM_SETS) - 1)
+    response_budget = check_count("response_budget", response_budget)
+    view = result.subset(algorithm_rows(result, algorithm_set)).within_budget(response_budget)
     styles = _style_indices(result)
     figure = new_figure(COLUMN_WIDTH, 4.2, constrained=False)
     figure.subplots_adjust(left=0.1, right=0.6, bottom=0.13, top=0.86)

@@ -39,6 +39,7 @@ from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, MARKERS, PALETTE, series_style
 from covpo.plots.collapse import SQRT3_HALF, _step_axis, _ternary
 from covpo.widgets import Explorable, Slider, explorable
+from covpo.validation import check_count, check_positive
 
 REGIME_COLORS = {"weak": "C1", "strong": "C0", "resets": "C2"}
 METHOD_COLORS = {"REINFORCE": "C1", "APMD": "C2"}
@@ -452,6 +453,10 @@ def apmd_explorer_figure(beta: float, inner_steps: int, eta: float, budget: int)
     against gradient steps. Every label is plain text and the layout is fixed, so a redraw
     costs little more than the four exact runs (two to draw, two stopped at eps).
     """
+    beta = check_positive("beta", beta)
+    inner_steps = check_count("inner_steps", inner_steps)
+    eta = check_positive("eta", eta)
+    budget = check_count("budget", budget)
     instance = collapse_instance(FIGURE_GAP)
     eps = instance.gap / 2
     reinforce_beta = _widget_reinforce_beta(FIGURE_GAP)

@@ -43,6 +43,7 @@ from covpo.experiments.sweeps import CostSweep, RecipeComparison
 from covpo.families import stacked_collapse_instance
 from covpo.trajectory import LOG10_E
 from covpo.widgets import Explorable, Slider, explorable
+from covpo.validation import check_count, check_positive
 
 METHOD_STYLES = {
     "PPO-NoClip": ("C2", "o", "-"),
@@ -347,6 +348,10 @@ def ppo_explorer_figure(beta: float, width: float, inner_steps: int, batch_size:
     :func:`~covpo.algorithms.ppo_lite.clip_width_thresholds` ``(beta, R, width)``, seed 0. A step
     that leaves the parameters non-finite is caught and reported in the figure.
     """
+    beta = check_positive("beta", beta)
+    width = check_positive("width", width)
+    inner_steps = check_count("inner_steps", inner_steps)
+    batch_size = check_count("batch_size", batch_size)
     instance = widget_instance()
     thresholds = clip_width_thresholds(beta, float(instance.rewards.max()), width)
     figure = new_figure(COLUMN_WIDTH, 5.8, constrained=False)

@@ -17,6 +17,7 @@ from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, PALETTE, series_style
 from covpo.policies import log_coverage
 from covpo.widgets import Explorable, Slider, explorable
+from covpo.validation import check_count, check_probability
 
 OPTIMAL_COLOR = PALETTE[2]
 OTHER_COLOR = "#bbbbbb"
@@ -76,6 +77,9 @@ def policy_figure(instance: BanditInstance, log_probs: np.ndarray, title: str) -
 
 def best_of_n_explorer_figure(coverage: float, n: int, delta: float) -> BookFigure:
     """Widget figure: success against ``N`` at one coverage, the chosen ``N`` and the target ``1 - delta``."""
+    coverage = check_probability("coverage", coverage)
+    n = check_count("n", n)
+    delta = check_probability("delta", delta)
     log_c = np.log(coverage)
     needed = int(best_of_n_samples_needed(log_c, delta))
     bound = float(best_of_n_samples_bound(log_c, delta))

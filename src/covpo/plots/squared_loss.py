@@ -19,7 +19,7 @@ from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.ppo import widget_instance
 from covpo.policies import log_policy
 from covpo import run
-from covpo.algorithms.squared_loss import normalizer
+from covpo.algorithms.squared_loss import check_squared_loss_beta, normalizer
 from covpo.experiments.squared_loss import (
     BaselineBiasSweep,
     BatchSizeStudy,
@@ -32,6 +32,7 @@ from covpo.experiments.squared_loss import (
     population_baselines,
 )
 from covpo.widgets import Explorable, Slider, explorable
+from covpo.validation import check_count
 
 # The methods' colours and markers are those chapter 4's cost-sweep figure gives them
 # (:func:`covpo.plots.ppo.cost_sweep_figure`), so that a method looks the same in every figure.
@@ -225,6 +226,9 @@ def squared_loss_explorer_figure(beta: float, group_size: int, batch_size: int) 
     coverage below, one legend under them; the title gives the setting and each run's outcome.
     A run that diverges is reported in the title instead of raising.
     """
+    beta = check_squared_loss_beta(beta)
+    group_size = check_count("group_size", group_size)
+    batch_size = check_count("batch_size", batch_size)
     instance = widget_instance()
     figure = new_figure(7.0, 6.2, constrained=False)
     figure.subplots_adjust(left=0.1, right=0.98, bottom=0.17, top=0.84, wspace=0.32, hspace=0.55)

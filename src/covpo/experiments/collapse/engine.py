@@ -24,7 +24,7 @@ from numba import njit, prange
 from tqdm.std import tqdm
 
 from covpo.trajectory import LOG10_E, Trajectory, trajectory_from_arrays
-from covpo.validation import check_count, check_nonnegative, check_positive
+from covpo.validation import check_count, check_index_array, check_instances, check_nonnegative, check_positive
 
 from covpo.collapse_instance import (
     CollapseInstance,
@@ -233,9 +233,9 @@ def _log_spaced_steps(max_steps: int, n_records: int) -> np.ndarray:
 def _as_record_steps(record_steps: Sequence[int] | None, max_steps: int, n_records: int) -> np.ndarray:
     if record_steps is None:
         return _log_spaced_steps(max_steps, check_count("n_records", n_records))
-    steps = np.unique(np.asarray(record_steps, dtype=np.int64))
-    if steps.size == 0 or steps[0] < 0 or steps[-1] > max_steps:
-        raise ValueError(f"record_steps must be non-empty integers in [0, max_steps={max_steps}]")
+    steps = np.unique(check_index_array("record_steps", record_steps, max_steps + 1))
+    if steps.ndim != 1 or steps.size == 0:
+        raise ValueError(f"record_steps must be a non-empty list of steps in [0, max_steps={max_steps}], got {record_steps!r}")
     return steps
 
 
@@ -468,10 +468,7 @@ def exact_reinforce_many(
 
 
 def _check_instances(instances: Sequence[CollapseInstance]) -> list[CollapseInstance]:
-    checked = [_check_instance(instance) for instance in instances]
-    if not checked:
-        raise ValueError("instances must hold at least one CollapseInstance")
-    return checked
+    return list(check_instances("instances", instances, CollapseInstance))
 
 
 def _per_run(name: str, values: object, n_runs: int) -> list:

@@ -115,13 +115,18 @@ def landscape_grid(
         if reference_logits.shape != (3,):
             raise ValueError(f"reference must hold the three per-member logits, got shape {reference_logits.shape}")
         reference_log_probs = class_log_probs(instance, reference_logits)
+    if run is not None and not isinstance(run, CollapseRun):
+        raise ValueError(f"run must be a CollapseRun or None, got {type(run).__name__} {run!r}")
     path = None if run is None else run.plane
     if run is not None and run.instance != instance:
         raise ValueError("run must come from the same instance as the landscape")
 
     def axis(name: str, values: object, column: int) -> np.ndarray:
         if values is not None:
-            return check_finite_array(name, values, ndim=1)
+            grid = check_finite_array(name, values, ndim=1)
+            if grid.size == 0:
+                raise ValueError(f"{name} must hold at least one coordinate, got {values!r}")
+            return grid
         extent = np.array([0.0, 0.0]) if path is None else np.array([path[:, column].min(), path[:, column].max()])
         low, high = min(extent[0], 0.0) - 2.0, max(extent[1], 0.0) + 2.0
         return np.linspace(low, high, n_points)

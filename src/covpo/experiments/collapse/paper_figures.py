@@ -20,6 +20,7 @@ from covpo.validation import (
     check_count,
     check_finite_array,
     check_positive,
+    check_positive_grid,
     check_probability,
 )
 
@@ -66,6 +67,7 @@ def _figure_instance(gap: float, eps_fraction: float) -> tuple[CollapseInstance,
 
 def _weak_beta(instance: CollapseInstance, eps: float, weak_beta: float | None, margin: float) -> float:
     """The given weak strength, or by default the strongest eps-optimal one (paper appendix C.1)."""
+    check_probability("margin", margin)
     if weak_beta is None:
         return strongest_eps_optimal_beta(instance, eps, margin)
     return check_positive("weak_beta", weak_beta)
@@ -174,7 +176,13 @@ def figure_2a_data(
     """
     instance, eps = _figure_instance(gap, eps_fraction)
     apmd_beta = check_positive("apmd_beta", apmd_beta)
+    etas = check_positive_grid("etas", etas)
+    learning_rate_steps = check_count("learning_rate_steps", learning_rate_steps)
+    inner_steps_grid = check_positive_grid("inner_steps_grid", inner_steps_grid, integers=True)
+    margin = check_probability("margin", margin)
+    coverage_fraction = check_probability("coverage_fraction", coverage_fraction)
     max_steps = check_count("max_steps", max_steps)
+    n_records = check_count("n_records", n_records)
     reinforce_beta = strongest_eps_optimal_beta(instance, eps, margin)
     rates = apmd_learning_rate_sweep(instance, etas, learning_rate_steps, apmd_beta, DEFAULT_INNER_STEPS)
     if rates.best_eta is None:
@@ -429,7 +437,10 @@ def figure_3_data(
 
     def axis(name: str, values: object, column: int) -> np.ndarray:
         if values is not None:
-            return check_finite_array(name, values, ndim=1)
+            grid = check_finite_array(name, values, ndim=1)
+            if grid.size == 0:
+                raise ValueError(f"{name} must hold at least one coordinate, got {values!r}")
+            return grid
         low, high = paths[:, column].min() - LANDSCAPE_MARGIN, paths[:, column].max() + LANDSCAPE_MARGIN
         return np.linspace(low, high, n_points)
 

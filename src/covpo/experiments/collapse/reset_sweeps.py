@@ -265,7 +265,9 @@ def fit_power(inverse_gaps: np.ndarray, steps: np.ndarray) -> PowerFit:
     x = check_finite_array("inverse_gaps", inverse_gaps, ndim=1)
     steps = check_finite_array("steps", steps, ndim=1)
     if x.size < 2 or x.size != steps.size:
-        raise ValueError(f"fit needs at least two (1/gap, steps) pairs of equal length, got {x.size} and {steps.size}")
+        raise ValueError(
+            f"inverse_gaps and steps must hold at least two values each, of equal length, got {x.size} and {steps.size}"
+        )
     if np.any(x <= 0) or np.any(steps < 1):
         raise ValueError("inverse_gaps must be > 0 and steps >= 1 to take logarithms")
     line = fit_line(np.log10(x), np.log10(steps))
@@ -399,6 +401,8 @@ def inner_kl_per_reset(run: CollapseRun, beta: float, inner_steps: int) -> np.nd
     classes equals the KL over all responses. ``run`` must hold a record at every reset,
     ``inner_steps`` steps apart, from step 0 on (``record_steps`` at multiples of ``inner_steps``).
     """
+    if not isinstance(run, CollapseRun):
+        raise ValueError(f"run must be a CollapseRun, got {type(run).__name__} {run!r}")
     beta = check_positive("beta", beta)
     inner_steps = check_count("inner_steps", inner_steps)
     steps = run.trajectory.gradient_steps

@@ -92,7 +92,9 @@ def fit_exponential(inverse_gaps: np.ndarray, steps: np.ndarray) -> ExponentialF
     x = check_finite_array("inverse_gaps", inverse_gaps, ndim=1)
     steps = check_finite_array("steps", steps, ndim=1)
     if x.size < 2 or x.size != steps.size:
-        raise ValueError(f"fit needs at least two (1/gap, steps) pairs of equal length, got {x.size} and {steps.size}")
+        raise ValueError(
+            f"inverse_gaps and steps must hold at least two values each, of equal length, got {x.size} and {steps.size}"
+        )
     if np.any(steps < 1):
         raise ValueError(f"steps must all be >= 1 to take logarithms, found {steps.min()!r}")
     line = fit_line(x, np.log10(steps))
@@ -187,6 +189,7 @@ def steps_to_eps_sweep(
     eps_fraction = check_probability("eps_fraction", eps_fraction)
     delta = check_probability("delta", delta)
     max_steps = check_count("max_steps", max_steps)
+    margin = check_probability("margin", margin)
     instances = [collapse_instance(gap, optimal_prob, distractor_prob, n_zero) for gap in gaps]
     eps = eps_fraction * gaps
     if regularized:

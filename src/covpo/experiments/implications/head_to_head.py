@@ -59,10 +59,20 @@ from covpo.objectives import regularized_optimum
 from covpo.policies import base_log_policy, expected_reward, log_coverage
 from covpo.table import Table
 from covpo.trajectory import Trajectory
-from covpo.validation import check_count, check_finite_array, check_positive
+from covpo.validation import (
+    check_count,
+    check_finite_array,
+    check_generator,
+    check_instance,
+    check_instances,
+    check_option,
+    check_positive,
+    check_seed,
+    check_seeds,
+)
 
 TEST_TIME_ALGORITHM = "best_of_n"
-"""The one test-time procedure: its cost is responses per test prompt and nothing is trained."""
+"""The one test-time procedure; its cost is responses per test prompt, and nothing is trained."""
 OUTER_ITERATIONS_AS_STEPS = "apmd_exact"
 """The algorithm whose steps column counts outer iterations (exact solves), the unit of its cost."""
 FAMILIES = ("collapse", "random")
@@ -87,26 +97,30 @@ HALF_COVERAGE_DECADES = float(np.log10(2.0))
 
 def is_test_time(method: Method) -> bool:
     """Whether ``method`` is a test-time procedure (Best-of-N), not a trained policy."""
+    check_instance("method", method, Method)
     return method.algorithm == TEST_TIME_ALGORITHM
 
 
 def is_exact(method: Method) -> bool:
     """Whether ``method`` trains on population quantities: it samples nothing, so its cost is iterations or steps."""
+    check_instance("method", method, Method)
     return not method.definition.samples and not is_test_time(method)
 
 
 def is_deterministic(method: Method) -> bool:
     """Whether ``method`` samples nothing, so that every seed gives the same run (the exact methods and Best-of-N)."""
+    check_instance("method", method, Method)
     return not method.definition.samples
 
 
 def step_budget(method: Method) -> int:
     """Gradient steps the whole budget takes, as the steps column counts them (outer iterations for exact APMD)."""
+    check_instance("method", method, Method)
     return method.n_iterations if method.algorithm == OUTER_ITERATIONS_AS_STEPS else method.step_budget
 
 
 def head_to_head_run(
-    method: Method, instance: BanditInstance, eta: float | None, rng: np.random.Generator, *, eps: float
+    method: Method, instance: BanditInstance, eta: float | None, rng: np.random.Generator | None, *, eps: float
 ) -> Trajectory | None:
     """Run ``method`` (:func:`~covpo.experiments.sweeps.run_unless_diverged`) and read it by the cost conventions.
 
@@ -114,6 +128,11 @@ def head_to_head_run(
     is then eps-optimal); exact APMD's outer iterations (resets) are moved into the steps
     column. Returns ``None`` if the run diverged.
     """
+    method = check_instance("method", method, Method)
+    instance = check_instance("instance", instance, BanditInstance)
+    eta = None if eta is None else check_positive("eta", eta)
+    rng = None if rng is None else check_generator("rng", rng)
+    eps = check_positive("eps", eps)
     if is_test_time(method) and "delta" not in method.hyperparameters:
         method = method.with_hyperparameters(delta=eps)
     trajectory = run_unless_diverged(method, instance, eta, rng)
@@ -146,6 +165,7 @@ class RunOutcome:
 
 def outcome_of(trajectory: Trajectory, log_base_coverage: np.ndarray, eps: float) -> RunOutcome:
     """Summarize a trajectory: costs to eps, lowest log10 coverage, worst coverage loss in decades, final gap."""
+    trajectory = check_instance("trajectory", trajectory, Trajectory)
     hit = trajectory.first_eps_optimal(eps)
     index = trajectory.n_records - 1 if hit is None else hit
     return RunOutcome(
@@ -166,6 +186,9 @@ def run_task(
 
     A run that diverges becomes an outcome with ``diverged`` set and the whole budget as cost.
     """
+    method = check_instance("method", method, Method)
+    instance = check_instance("instance", instance, BanditInstance)
+    seed = check_seed("seed", seed)
     log_base_coverage = log_coverage(instance, base_log_policy(instance))
     trajectory = head_to_head_run(method, instance, eta, np.random.default_rng(list(seed)), eps=eps)
     if trajectory is None:
@@ -350,13 +373,13 @@ class HeadToHead:
 def _check_arguments(
     instances: Sequence[BanditInstance], coverages: Sequence[float], methods: Sequence[Method], eps: float, seeds: Sequence[int]
 ) -> tuple[tuple[BanditInstance, ...], np.ndarray, tuple[Method, ...], float, tuple[int, ...]]:
-    instances = tuple(instances)
+    instances = check_instances("instances", instances, BanditInstance)
     coverages = check_finite_array("coverages", coverages, ndim=1)
+    if isinstance(methods, (str, Method)) or not hasattr(methods, "__iter__"):
+        raise ValueError(f"methods must be a sequence of Method records, got {methods!r}")
     methods = tuple(methods)
     eps = check_positive("eps", eps)
-    seeds = tuple(check_count("seeds", seed, minimum=0) for seed in seeds)
-    if not instances:
-        raise ValueError("instances must hold at least one instance")
+    seeds = check_seeds("seeds", seeds)
     if len(instances) != coverages.size:
         raise ValueError(f"coverages must hold one value per instance: got {len(instances)} instances and {coverages.size} coverages")
     if np.any(coverages < 1.0):
@@ -368,8 +391,6 @@ def _check_arguments(
     labels = [method.label for method in methods]
     if len(set(labels)) != len(labels):
         raise ValueError(f"methods must have distinct labels, got {labels}")
-    if not seeds:
-        raise ValueError("seeds must name at least one seed")
     return instances, coverages, methods, eps, seeds
 
 
@@ -519,8 +540,7 @@ def default_suite(size: str = "book") -> tuple[SuitePart, ...]:
     ``"full"``: chapter 4's five coverages of each, the collapse family also with 8 prompts,
     and the random family also with 200 prompts and with 16 responses in ``d = 24``.
     """
-    if size not in SUITE_SIZES:
-        raise ValueError(f"size must be one of {SUITE_SIZES}, got {size!r}")
+    size = check_option("size", size, SUITE_SIZES)
     if size == "book":
         return (
             _collapse_part(BOOK_COVERAGES["collapse"], 4),
@@ -548,8 +568,7 @@ def default_methods(family: str) -> tuple[Method, ...]:
     method's ``T`` is then set so that it spends the family's :data:`FAMILY_RESPONSE_BUDGET`;
     exact APMD gets 50 outer iterations, exact REINFORCE 1,000 steps.
     """
-    if family not in FAMILIES:
-        raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
+    family = check_option("family", family, FAMILIES)
     collapse = family == "collapse"
     squared_loss = {"beta": 1.0, "inner_steps": 40 if collapse else 10, "n_iterations": 1}
     fixed_etas = (8.0, 64.0, 512.0) if collapse else (4.0, 16.0, 64.0)
@@ -587,7 +606,7 @@ def default_head_to_head(size: str = "book", seeds: Sequence[int] | None = None,
     Seeds default to ``BOOK_SEEDS`` (``"book"``) or ``FULL_SEEDS`` (``"full"``).
     """
     suite = default_suite(size)
-    seeds = (BOOK_SEEDS if size == "book" else FULL_SEEDS) if seeds is None else tuple(seeds)
+    seeds = (BOOK_SEEDS if size == "book" else FULL_SEEDS) if seeds is None else check_seeds("seeds", seeds)
     return tuple(
         head_to_head(
             part.instances, part.coverages, default_methods(part.family), eps=part.eps, seeds=seeds,
@@ -603,6 +622,7 @@ def fixed_reference_gap(instances: Sequence[BanditInstance], beta: float) -> flo
     How far the best a KL penalty of strength ``beta`` toward ``pi_0`` allows stays from the
     optimum; :data:`FAMILY_BETA_FIXED_KL` is chosen so that it is at most eps/2 on the suite.
     """
+    instances = check_instances("instances", instances, BanditInstance)
     beta = check_positive("beta", beta)
     gaps = [
         instance.optimal_value - expected_reward(instance, regularized_optimum(instance, base_log_policy(instance), beta))

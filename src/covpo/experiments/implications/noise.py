@@ -37,7 +37,7 @@ from covpo.instances import BanditInstance
 from covpo.policies import base_log_policy, log_coverage
 from covpo.table import Table
 from covpo.trajectory import LOG10_E, Trajectory
-from covpo.validation import check_count, check_finite_array, check_positive
+from covpo.validation import check_count, check_finite_array, check_instance, check_positive, check_seed
 
 BOOK_COVERAGES = (40.0,)
 BOOK_BUDGET, BOOK_SEEDS, BOOK_EPS = 6400, 24, 0.04
@@ -71,6 +71,13 @@ def noise_methods() -> tuple[Method, ...]:
 
 def coverage_depth(instance: BanditInstance, trajectory: Trajectory) -> float:
     """``min_{t, x} log10 c_t(x) / c_0(x)`` over the recorded iterates and prompts with ``rho(x) > 0`` (``<= 0``)."""
+    instance = check_instance("instance", instance, BanditInstance)
+    trajectory = check_instance("trajectory", trajectory, Trajectory)
+    if trajectory.log_coverage.shape[1] != instance.n_prompts:
+        raise ValueError(
+            f"trajectory must be a run on instance ({instance.n_prompts} prompts), "
+            f"got log coverages of {trajectory.log_coverage.shape[1]} prompts"
+        )
     support = instance.prompt_probs > 0.0
     log_base = log_coverage(instance, base_log_policy(instance))
     return float(np.min((trajectory.log_coverage - log_base)[:, support])) * LOG10_E
@@ -85,6 +92,8 @@ def exact_counterpart(method: Method, instance: BanditInstance) -> Trajectory | 
     GRPO with a fixed reference has a counterpart only with one inner step and no KL; a method
     without a learning rate has none.
     """
+    method = check_instance("method", method, Method)
+    instance = check_instance("instance", instance, BanditInstance)
     h = method.hyperparameters
     if not method.etas:
         return None
@@ -111,6 +120,10 @@ def sampled_noise_run(
     method's grid with ``np.random.default_rng(list(seed))``; a run whose parameters become
     non-finite is reported as ``(nan, -1, nan, True)``.
     """
+    method = check_instance("method", method, Method)
+    instance = check_instance("instance", instance, BanditInstance)
+    eps = check_positive("eps", eps)
+    seed = check_seed("seed", seed)
     trajectory = run_unless_diverged(method, instance, method.learning_rates[0], np.random.default_rng(list(seed)))
     if trajectory is None:
         return np.nan, -1, np.nan, True
@@ -125,6 +138,7 @@ def sampled_noise_run(
 
 def exact_noise_run(method: Method, instance: BanditInstance, eps: float) -> tuple[float, int, float]:
     """The exact counterpart's ``(depth, gradient steps to eps or -1, final J* - J)``; all ``nan``/``-1`` if none."""
+    eps = check_positive("eps", eps)
     trajectory = exact_counterpart(method, instance)
     if trajectory is None:
         return np.nan, -1, np.nan
@@ -334,9 +348,12 @@ def noise_study(
     coverages = check_finite_array("coverages", coverages, ndim=1)
     if coverages.size == 0 or np.any(coverages <= 0.0):
         raise ValueError(f"coverages must be a non-empty sequence of numbers > 0, got {coverages!r}")
-    methods = tuple(noise_methods() if methods is None else methods)
+    if methods is not None and (isinstance(methods, (str, Method)) or not hasattr(methods, "__iter__")):
+        raise ValueError(f"methods must be a sequence of Method records or None, got {methods!r}")
+    methods = tuple(noise_methods() if methods is None else (check_instance("methods", m, Method) for m in methods))
     if not methods:
         raise ValueError("methods must name at least one method")
+    response_budget = check_count("response_budget", response_budget)
     methods = tuple(method.with_response_budget(response_budget) for method in methods)
     n_seeds = check_count("n_seeds", n_seeds)
     eps = check_positive("eps", eps)

@@ -41,7 +41,7 @@ from covpo.algorithms.ppo_lite import clip_width_thresholds
 from covpo.experiments.sweeps import Method, run_unless_diverged
 from covpo.families import collapse_family
 from covpo.table import Table
-from covpo.validation import check_count, check_positive, check_positive_grid
+from covpo.validation import check_count, check_instance, check_option, check_positive, check_positive_grid, check_seed
 
 TUNING_ALGORITHMS = ("ppo_noclip", "ppo_lite")
 """The inner loops :func:`inner_steps_map` can run."""
@@ -75,6 +75,7 @@ def mirror_descent_time_to_eps(instance: BanditInstance, eps: float) -> float:
     by :func:`scipy.optimize.brentq` in ``log s`` after doubling a bracket. Returns 0 if the
     base model is already eps-optimal.
     """
+    instance = check_instance("instance", instance, BanditInstance)
     eps = check_positive("eps", eps)
     log_base = base_log_policy(instance)
 
@@ -160,10 +161,14 @@ def tuning_prescriptions(
     ``beta E_x log(1/c_0) / T``); the inner-step rules from chapter 3's measurement; the interval
     widths from paper section 3.3.
     """
+    instance = check_instance("instance", instance, BanditInstance)
     betas = check_positive_grid("betas", betas)
     n_iterations = check_count("n_iterations", n_iterations)
     eta_beta = check_positive("eta_beta", eta_beta)
     eps = check_positive("eps", eps)
+    reward_range = float(instance.rewards.max() - instance.rewards.min())
+    if eps >= reward_range:
+        raise ValueError(f"eps must be below the instance's reward range {reward_range!r}, got {eps!r}")
     time = mirror_descent_time_to_eps(instance, eps)
     divergence_rate = mirror_descent_bound(instance, 1.0, 1.0)
     lowest_coverage = float(np.exp(log_coverage(instance, base_log_policy(instance)).min()))
@@ -356,7 +361,9 @@ def tuning_summary_table(maps: Sequence[TuningMap]) -> Table:
     responses, ``-`` if there is none); then :class:`TuningPrescriptions` (the horizon, the
     rate bound's ``beta``, the two inner-step rules). ``str(table)`` gives it as aligned text.
     """
-    maps = tuple(maps)
+    if isinstance(maps, (str, TuningMap)) or not hasattr(maps, "__iter__"):
+        raise ValueError(f"maps must be a sequence of TuningMap, got {maps!r}")
+    maps = tuple(check_instance("maps", tuning_map, TuningMap) for tuning_map in maps)
     if not maps:
         raise ValueError("maps must hold at least one TuningMap")
     quantities: list[tuple[str, list]] = [
@@ -410,9 +417,7 @@ def _nan_reduce(reduce, values: np.ndarray) -> np.ndarray:
 
 
 def _check_algorithm(algorithm: str) -> str:
-    if algorithm not in TUNING_ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {TUNING_ALGORITHMS}, got {algorithm!r}")
-    return algorithm
+    return check_option("algorithm", algorithm, TUNING_ALGORITHMS)
 
 
 def tuning_run(
@@ -434,6 +439,16 @@ def tuning_run(
     interval when ``width`` is ``None``. Draws from ``np.random.default_rng(list(seed))``. A
     run whose parameters become non-finite is reported as diverged (``-1, nan, nan, True``).
     """
+    instance = check_instance("instance", instance, BanditInstance)
+    algorithm = _check_algorithm(algorithm)
+    beta = check_positive("beta", beta)
+    inner_steps = check_count("inner_steps", inner_steps)
+    width = None if width is None else check_positive("width", width)
+    batch_size = check_count("batch_size", batch_size)
+    n_iterations = check_count("n_iterations", n_iterations)
+    eta_beta = check_positive("eta_beta", eta_beta)
+    eps = check_positive("eps", eps)
+    seed = check_seed("seed", seed)
     hyperparameters = {"beta": beta, "n_iterations": n_iterations, "batch_size": batch_size, "inner_steps": inner_steps}
     if algorithm == "ppo_lite" and width is not None:
         hyperparameters["thresholds"] = clip_width_thresholds(beta, float(instance.rewards.max()), width)
@@ -464,12 +479,13 @@ def _run_map(
     seed: int,
     progress: bool,
 ) -> TuningMap:
+    instance = check_instance("instance", instance, BanditInstance)
     batch_size = check_count("batch_size", batch_size)
     n_iterations = check_count("n_iterations", n_iterations)
     eta_beta = check_positive("eta_beta", eta_beta)
     eps = check_positive("eps", eps)
     n_seeds = check_count("n_seeds", n_seeds)
-    seed = check_count("seed", seed, minimum=0)
+    seed = check_seed("seed", seed)
     prescriptions = tuning_prescriptions(instance, betas, n_iterations=n_iterations, eta_beta=eta_beta, eps=eps)
     cells = [(i, j, s) for i in range(rows.size) for j in range(betas.size) for s in range(n_seeds)]
     tasks = [

@@ -1,0 +1,406 @@
+"""Bad input to any public entry point gets a clear error or a finite answer, never NaN, inf or a stray exception.
+
+Each public entry point of ``tests/fuzz_entry_points.py`` is called with one argument replaced
+by a bad value drawn for the argument's kind (0, negatives, NaN, infinity, 1e308, strings,
+``None``, bools and fractions for counts, wrong shapes, empty arrays, distributions that do not
+sum to one, probabilities where log-probabilities are expected, indices out of range, masks
+that are not boolean). The call must raise a ``ValueError`` or ``TypeError`` whose message
+names that argument, or return a result that is finite everywhere. The findings of issue 18
+(items 1 to 10) are regression tests of their own, and so are the extreme-but-valid inputs that
+must keep working: log-space coverage at ``1e-320`` and ``1e-400`` (Huang et al., 2026,
+section 1.3) and learning rates from ``1e-12`` to ``1e6``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import resource
+import signal
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import Phase, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import covpo  # noqa: E402
+from covpo import policies  # noqa: E402
+from covpo.algorithms import best_of_n, mirror_descent  # noqa: E402
+from covpo.collapse_instance import class_log_probs, collapse_instance, logits_from_plane  # noqa: E402
+from covpo.experiments.implications.head_to_head import head_to_head  # noqa: E402
+from covpo.experiments.sweeps import Method  # noqa: E402
+from covpo.objectives import regularized_gap  # noqa: E402
+from covpo.plots.collapse import collapse_explorer_figure  # noqa: E402
+from covpo.plots.mirror_descent import apmd_explorer_figure  # noqa: E402
+from tests.fuzz_entry_points import (  # noqa: E402
+    ENTRY_POINTS, RUNS, BadValue, EntryPoint, argument_bad_values, base_table, instance, is_finite_result, log_table,
+    names_argument,
+)
+
+#: Seconds one fuzzed call may take before it counts as a hang.
+CALL_SECONDS = 2.0
+
+FUZZ_SETTINGS = settings(
+    max_examples=24, deadline=None, derandomize=True, database=None, phases=(Phase.explicit, Phase.generate)
+)
+
+#: Every fuzzed (entry point, argument) pair.
+ARGUMENTS = [(point, argument) for point in ENTRY_POINTS for argument in point.kinds]
+
+
+#: Memory the million-response tabular instance may take beyond what the process holds already.
+LARGE_INSTANCE_BYTES = 2 * 1024**3
+
+
+class CallTimeout(Exception):
+    """A fuzzed call ran past :data:`CALL_SECONDS`."""
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`CallTimeout` in the body after ``seconds`` of wall time."""
+
+    def expire(signum: int, frame: object) -> None:
+        raise CallTimeout(f"no answer within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0.0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@contextmanager
+def memory_limit(extra_bytes: int) -> Iterator[None]:
+    """Let the process map at most ``extra_bytes`` more address space in the body (an allocation beyond fails)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    with open("/proc/self/statm") as statm:
+        mapped = int(statm.read().split()[0]) * resource.getpagesize()
+    limit = mapped + extra_bytes if hard == resource.RLIM_INFINITY else min(hard, mapped + extra_bytes)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def varied(bad: BadValue) -> st.SearchStrategy[BadValue]:
+    """``bad``, or a drawn value of the same kind of badness (another negative count, another fraction)."""
+    if bad.label == "negative" and isinstance(bad.value, int):
+        return st.integers(-10**6, -1).map(lambda value: BadValue("negative", value))
+    if bad.label == "negative":
+        return st.floats(-1e6, -1e-9).map(lambda value: BadValue("negative", value))
+    if bad.label == "fractional":
+        fractions = st.floats(0.01, 99.99).filter(lambda value: value != int(value))
+        return fractions.map(lambda value: BadValue("fractional", value))
+    if bad.label == "huge":
+        return st.sampled_from([1e308, 1e300]).map(lambda value: dataclasses.replace(bad, value=value))
+    return st.just(bad)
+
+
+def bad_strategy(point: EntryPoint, argument: str) -> st.SearchStrategy[BadValue]:
+    """A bad value for ``argument`` of ``point``, of any kind that applies."""
+    return st.sampled_from(argument_bad_values(point, argument)).flatmap(varied)
+
+
+def call(point: EntryPoint, **changes: object) -> object:
+    """Call ``point`` with its good arguments and ``changes``, under the time limit, closing any figures."""
+    arguments = {**point.arguments(), **changes}
+    try:
+        with warnings.catch_warnings(), time_limit(CALL_SECONDS):
+            warnings.simplefilter("ignore")
+            return point.function(**arguments)
+    finally:
+        plt.close("all")
+
+
+def assert_clear_error_or_finite(point: EntryPoint, argument: str, bad: BadValue) -> None:
+    """The promise: a ``ValueError``/``TypeError`` naming ``argument``, or a finite result."""
+    try:
+        result = call(point, **{argument: bad.value})
+    except (ValueError, TypeError) as error:
+        assert names_argument(str(error), argument), (
+            f"{point.name}({argument}={bad.label}) raised {type(error).__name__} without naming {argument!r}: {error}"
+        )
+        return
+    except FloatingPointError:
+        if bad.clearly_bad:
+            raise
+        return
+    assert is_finite_result(result, point.infinite_ok), (
+        f"{point.name}({argument}={bad.label}) returned NaN or inf: {result!r}"
+    )
+
+
+@pytest.mark.parametrize("point", ENTRY_POINTS, ids=[point.name for point in ENTRY_POINTS])
+def test_good_call_is_finite(point: EntryPoint) -> None:
+    assert is_finite_result(call(point), point.infinite_ok)
+
+
+@pytest.mark.parametrize(
+    ("point", "argument"), ARGUMENTS, ids=[f"{point.name}-{argument}" for point, argument in ARGUMENTS]
+)
+def test_bad_argument_gets_clear_error_or_finite_result(point: EntryPoint, argument: str) -> None:
+    @FUZZ_SETTINGS
+    @given(bad=bad_strategy(point, argument))
+    def check(bad: BadValue) -> None:
+        assert_clear_error_or_finite(point, argument, bad)
+
+    check()
+
+
+def entry_point(name: str) -> EntryPoint:
+    return next(point for point in ENTRY_POINTS if point.name == name)
+
+
+def raises_naming(argument: str, function: object, *args: object, **kwargs: object) -> None:
+    """Assert that the call raises ``ValueError`` naming ``argument``."""
+    with pytest.raises(ValueError) as raised, warnings.catch_warnings(), time_limit(CALL_SECONDS):
+        warnings.simplefilter("ignore")
+        function(*args, **kwargs)
+    assert names_argument(str(raised.value), argument), str(raised.value)
+
+
+# Issue 18, item 1: a configuration error is an error, never a "diverged" row.
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "hyperparameters", "etas", "argument"),
+    [
+        ("ppo_lite", {**RUNS["ppo_lite"], "kl": "no-such-estimator"}, (0.5,), "kl"),
+        ("grpo_fixed", {**RUNS["grpo_fixed"], "clip_epsilon": 1.5}, (0.5,), "clip_epsilon"),
+        ("grpo_fixed", {**RUNS["grpo_fixed"], "group_size": 1}, (0.5,), "group_size"),
+        ("best_of_n", {"delta": 1.5}, (), "delta"),
+    ],
+    ids=["unknown-kl", "clip-width-1.5", "group-of-one", "best-of-n-delta-above-one"],
+)
+def test_head_to_head_configuration_error_propagates(
+    algorithm: str, hyperparameters: dict, etas: tuple, argument: str
+) -> None:
+    settings_ = {name: value for name, value in hyperparameters.items() if name != "eta"}
+    with pytest.raises(ValueError) as raised:
+        method = Method("entry", algorithm, settings_, etas=etas)
+        head_to_head([instance()], [5.0], [method], eps=0.1, seeds=(0,), progress=False)
+    assert names_argument(str(raised.value), argument), str(raised.value)
+
+
+# Item 2: NaN log-probabilities, or probabilities where log-probabilities belong, are rejected.
+
+
+@pytest.mark.parametrize("table", ["nan", "probabilities"])
+def test_kl_per_prompt_rejects_bad_log_probabilities(table: str) -> None:
+    bad = log_table().copy()
+    if table == "probabilities":
+        bad = np.exp(bad)
+    else:
+        bad[0, 0] = np.nan
+    raises_naming("log_p", policies.kl_per_prompt, log_p=bad, log_q=base_table())
+
+
+@pytest.mark.parametrize("table", ["nan", "probabilities"])
+def test_regularized_gap_rejects_bad_log_probabilities(table: str) -> None:
+    bad = np.exp(log_table()) if table == "probabilities" else np.full_like(log_table(), np.nan)
+    raises_naming("log_probs", regularized_gap, instance=instance(), log_probs=bad, log_ref=base_table(), beta=1.0)
+
+
+@pytest.mark.parametrize("table", ["nan", "probabilities"])
+def test_sampled_best_of_n_rejects_bad_log_probabilities(table: str) -> None:
+    bad = np.exp(base_table()) if table == "probabilities" else np.full_like(base_table(), np.nan)
+    raises_naming(
+        "log_probs", best_of_n.sampled_best_of_n, instance=instance(), log_probs=bad, n=3, trials=10,
+        rng=np.random.default_rng(0),
+    )
+
+
+# Item 3: prompts that do not exist.
+
+
+def test_sample_responses_rejects_prompts_out_of_range() -> None:
+    two_prompts = covpo.random_softmax_linear_instance(np.random.default_rng(0), 2, 3, 2)
+    log_probs = policies.base_log_policy(two_prompts)
+    raises_naming(
+        "prompts", policies.sample_responses, log_probs=log_probs, prompts=[0, 5, -1], rng=np.random.default_rng(0)
+    )
+
+
+# Item 4: every count, given NaN, inf, a string, None or 1e308.
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, "3", None, 1e308, True, 2.5], ids=repr)
+@pytest.mark.parametrize(("algorithm", "argument"), [("reinforce", "n_iterations"), ("reinforce", "batch_size"),
+                                                     ("ppo_noclip", "inner_steps"), ("grpo_fixed", "group_size"),
+                                                     ("kimipo", "extra_responses")])
+def test_count_arguments_reject_non_counts(algorithm: str, argument: str, value: object) -> None:
+    hyperparameters = {**RUNS[algorithm], argument: value}
+    raises_naming(argument, covpo.run, algorithm, instance(), rng=np.random.default_rng(0), **hyperparameters)
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, "10", None, 1e308])
+def test_experiment_max_steps_rejects_non_counts(value: object) -> None:
+    point = entry_point("experiments.collapse.exact_collapse_run")
+    raises_naming("max_steps", point.function, **{**point.arguments(), "max_steps": value})
+
+
+# Item 5: a wrong instance or generator is named, never an AttributeError.
+
+
+@pytest.mark.parametrize("value", [None, "instance", "collapse"])
+@pytest.mark.parametrize("name", ["policies.log_policy", "objectives.regularized_gradient", "best_of_n.best_of_n_size",
+                                  "coverage_instances.dial_coverage", "run:reinforce_exact"])
+def test_wrong_instance_is_named(name: str, value: object) -> None:
+    point = entry_point(name)
+    bad = collapse_instance(gap=0.1, n_zero=10) if value == "collapse" else value
+    raises_naming("instance", point.function, **{**point.arguments(), "instance": bad})
+
+
+@pytest.mark.parametrize("name", ["reinforce.reinforce", "policies.sample_prompts", "best_of_n.sampled_best_of_n",
+                                  "batches.draw_batch", "npg.sampled_npg_direction"])
+def test_integer_rng_is_named(name: str) -> None:
+    point = entry_point(name)
+    raises_naming("rng", point.function, **{**point.arguments(), "rng": 0})
+
+
+# Item 6: NaN never comes back from bad numbers.
+
+
+def test_mirror_descent_policy_at_huge_t_is_finite_or_named() -> None:
+    try:
+        with time_limit(CALL_SECONDS):
+            result = mirror_descent.mirror_descent_policy(instance(), beta=1.0, t=1e308)
+    except ValueError as error:
+        assert names_argument(str(error), "t"), str(error)
+    else:
+        assert np.all(np.isfinite(result))
+
+
+def test_logits_from_plane_rejects_nan() -> None:
+    raises_naming("u", logits_from_plane, instance=collapse_instance(gap=0.1, n_zero=10), u=np.array([np.nan, 0.1]),
+                  v=np.array([0.0, 0.0]))
+
+
+def test_class_log_probs_rejects_nan_logits() -> None:
+    raises_naming(
+        "logits", class_log_probs, instance=collapse_instance(gap=0.1, n_zero=10), logits=np.array([np.nan, 0.0, 0.0])
+    )
+
+
+def test_policy_probs_rejects_nan_log_probabilities() -> None:
+    raises_naming("log_probs", policies.policy_probs, log_probs=np.full((2, 3), np.nan))
+
+
+# Item 7: a mask of floats is not a boolean mask.
+
+
+@pytest.mark.parametrize("fill", [0.5, math.nan])
+def test_optimal_mask_of_floats_is_rejected(fill: float) -> None:
+    point = entry_point("instances.BanditInstance")
+    raises_naming("optimal_mask", point.function, **{**point.arguments(), "optimal_mask": np.full((2, 4), fill)})
+
+
+# Item 8: errors name only arguments the caller passed.
+
+
+def test_ppo_lite_tiny_beta_does_not_blame_thresholds() -> None:
+    try:
+        with warnings.catch_warnings(), time_limit(CALL_SECONDS):
+            warnings.simplefilter("ignore")
+            hyperparameters = {**RUNS["ppo_lite"], "beta": 1e-8}
+            trajectory = covpo.run("ppo_lite", instance(), rng=np.random.default_rng(0), **hyperparameters)
+    except ValueError as error:
+        assert "thresholds" not in str(error) and names_argument(str(error), "beta"), str(error)
+    else:
+        assert is_finite_result(trajectory)
+
+
+@pytest.mark.parametrize("figure", [collapse_explorer_figure, apmd_explorer_figure])
+def test_widget_budget_zero_names_budget(figure: object) -> None:
+    point = next(point for point in ENTRY_POINTS if point.function is figure)
+    try:
+        raises_naming("budget", point.function, **{**point.arguments(), "budget": 0})
+    finally:
+        plt.close("all")
+
+
+@pytest.mark.parametrize(("function", "argument", "arguments"), [
+    (policies.coverage_coefficient, "log_probs", lambda: {"instance": instance(),
+                                                         "log_probs": np.full((3, 5), np.nan)}),
+    (policies.expected_kl, "log_p", lambda: {"instance": instance(), "log_p": np.full((3, 5), np.nan),
+                                              "log_q": base_table()}),
+    (policies.expected_kl, "log_q", lambda: {"instance": instance(), "log_p": log_table(),
+                                              "log_q": np.full((3, 5), np.nan)}),
+], ids=["coverage_coefficient", "expected_kl-log_p", "expected_kl-log_q"])
+def test_errors_name_the_callers_argument(function: object, argument: str, arguments: object) -> None:
+    raises_naming(argument, function, **arguments())
+
+
+# Item 9: a step size times beta far beyond the stable range raises or warns, for every sampled method.
+
+
+@pytest.mark.parametrize(
+    "algorithm", ["ppo_noclip", "ppo_lite", "grpo_fixed", "kimipo", "kimipo_norm", "rebel_onpolicy"]
+)
+def test_unstable_beta_times_eta_raises_or_warns(algorithm: str) -> None:
+    hyperparameters = {**RUNS[algorithm], "beta": 1e8, "eta": 0.9}
+    with warnings.catch_warnings(record=True) as caught, time_limit(CALL_SECONDS):
+        warnings.simplefilter("always")
+        try:
+            covpo.run(algorithm, instance(), rng=np.random.default_rng(0), **hyperparameters)
+        except (ValueError, FloatingPointError):
+            return
+    assert caught, f"{algorithm} at beta=1e8, eta=0.9 ran without an error or a warning"
+
+
+# Item 10: a one-hot tabular instance with a million responses.
+
+
+def test_large_tabular_instance_runs_or_says_how_much_memory() -> None:
+    n_responses = 10**6
+    rewards = np.zeros((1, n_responses))
+    rewards[0, 0] = 1.0
+    base_probs = np.full((1, n_responses), 1.0 / n_responses)
+    with memory_limit(LARGE_INSTANCE_BYTES), time_limit(10 * CALL_SECONDS):
+        try:
+            large = covpo.tabular_instance(rewards, base_probs)
+        except ValueError as error:
+            assert "memory" in str(error) or "GiB" in str(error) or "TiB" in str(error), str(error)
+            return
+        log_probs = policies.base_log_policy(large)
+        log_coverage = policies.log_coverage(large, log_probs)
+    assert log_coverage[0] == pytest.approx(-np.log(n_responses), rel=1e-9)
+
+
+# Extreme but valid: coverage far below the smallest float, and learning rates over eighteen decades.
+
+
+@pytest.mark.parametrize("coverage_exponent", [-320, -400])
+def test_log_space_coverage_stays_finite_and_exact(coverage_exponent: int) -> None:
+    log_c = coverage_exponent * np.log(10.0)
+    success = best_of_n.log_best_of_n_success(log_c, 10)
+    assert np.isfinite(success) and success == pytest.approx(np.log(10.0) + log_c, rel=1e-12)
+    tiny = covpo.tabular_instance(np.array([[1.0, 0.0]]), np.array([[0.5, 0.5]]))
+    log_probs = np.array([[log_c, np.log1p(-np.exp(log_c))]])
+    log_coverage = policies.log_coverage(tiny, log_probs)
+    assert np.all(np.isfinite(log_coverage)) and log_coverage[0] == pytest.approx(log_c, rel=1e-12)
+
+
+@pytest.mark.parametrize("eta", [1e-12, 1e6])
+@pytest.mark.parametrize("algorithm", [name for name in covpo.ALGORITHMS if "eta" in RUNS[name]])
+def test_extreme_learning_rates_give_finite_results_or_floating_point_error(algorithm: str, eta: float) -> None:
+    rng = np.random.default_rng(0) if covpo.ALGORITHMS[algorithm].samples else None
+    try:
+        with warnings.catch_warnings(), time_limit(CALL_SECONDS):
+            warnings.simplefilter("ignore")
+            trajectory = covpo.run(algorithm, instance(), rng=rng, **{**RUNS[algorithm], "eta": eta})
+    except FloatingPointError:
+        return
+    assert is_finite_result(trajectory)
