@@ -30,8 +30,9 @@ REWARD_TOLERANCE = 1e-12
 
 def _check_kept(kept: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     kept = check_shape("kept", check_finite_array("kept", kept, ndim=2), shape)
-    if np.any(kept < 0.0):
-        raise ValueError(f"kept must hold counts >= 0, found {kept[kept < 0.0][0]!r}")
+    if np.any(kept < 0.0) or np.any(kept != np.round(kept)):
+        bad = kept[(kept < 0.0) | (kept != np.round(kept))][0]
+        raise ValueError(f"kept must hold whole counts >= 0, found {bad!r}")
     return kept
 
 
@@ -78,8 +79,9 @@ def filter_best(
     ``REWARD_TOLERANCE`` of the best count as tied. Vectorized.
     """
     kept = check_finite_array("kept", kept, ndim=2)
-    if np.any(kept < 0.0):
-        raise ValueError(f"kept must hold counts >= 0, found {kept[kept < 0.0][0]!r}")
+    if np.any(kept < 0.0) or np.any(kept != np.round(kept)):
+        bad = kept[(kept < 0.0) | (kept != np.round(kept))][0]
+        raise ValueError(f"kept must hold whole counts >= 0, found {bad!r}")
     best_reward = np.asarray(best_reward, dtype=float) if not isinstance(best_reward, (str, bytes)) else None
     if best_reward is None or best_reward.shape != (kept.shape[0],) or np.any(np.isnan(best_reward)) or np.any(best_reward == np.inf):
         raise ValueError(f"best_reward must hold one reward (or -inf) per prompt, shape ({kept.shape[0]},), without NaN")

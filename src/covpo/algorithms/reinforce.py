@@ -174,6 +174,8 @@ def sampled_gradient(
     check_baseline(baseline, batch_size)
     beta = _check_beta(beta)
     policy = check_policy_class("policy", instance, policy)
+    if theta is None:
+        raise ValueError("theta must be a parameter vector, got None")
     theta = _check_theta(policy, theta)
     log_base = policy.log_policy(policy.initial_params)
     if beta != 0.0:

@@ -694,6 +694,8 @@ def estimator_spread(
     instance = check_instance("instance", instance, BanditInstance)
     beta = check_positive("beta", beta)
     scales = check_finite_array("scales", scales, ndim=1)
+    if scales.size == 0 or np.any(scales < 0.0):
+        raise ValueError(f"scales must hold at least one value, each >= 0, got {scales!r}")
     if instance.reward_theta is None:
         raise ValueError("instance.reward_theta is None: the candidates move along theta_star")
     if thresholds is None:

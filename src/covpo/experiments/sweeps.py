@@ -37,7 +37,7 @@ from covpo.instances import BanditInstance
 from covpo.policies import base_log_policy, expected_reward, log_coverage
 from covpo.table import Table
 from covpo.trajectory import Trajectory
-from covpo.validation import check_count, check_finite_array, check_instance, check_positive
+from covpo.validation import check_count, check_finite_array, check_instance, check_positive, check_positive_grid
 
 SWEEP_ARGUMENTS = ("instance", "eta", "rng")
 """Arguments a sweep supplies to every run, so a :class:`Method`'s hyperparameters never hold them."""
@@ -443,7 +443,7 @@ def cost_sweep(
     learning rate. The runs go through :func:`covpo.experiments.parallel.run_tasks`, so the results do not
     depend on the joblib backend.
     """
-    coverages = check_finite_array("coverages", coverages, ndim=1)
+    coverages = check_positive_grid("coverages", coverages)
     eps = check_positive("eps", eps)
     methods = _check_methods(methods)
     seed = _check_seed("seed", seed)
