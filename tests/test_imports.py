@@ -2,7 +2,7 @@
 
 The layers, bottom to top: the core (``covpo/*.py``), :mod:`covpo.algorithms`, then
 :mod:`covpo.experiments` (one module or subpackage per chapter, plus shared sweep machinery)
-and :mod:`covpo.labs`, and at the edge :mod:`covpo.plots` and :mod:`covpo.widgets`. The
+and :mod:`covpo.labs`, and at the edge :mod:`covpo.plots` (figures and widgets). The
 direction is read from the source with :mod:`ast`, so an import inside a function counts too.
 """
 
@@ -29,11 +29,11 @@ SHARED_BETWEEN_CHAPTERS = {"covpo.experiments.collapse": frozenset({"covpo.exper
 
 #: What each layer must not import, by module-name prefix.
 FORBIDDEN = {
-    "core": ("covpo.algorithms", "covpo.experiments", "covpo.labs", "covpo.plots", "covpo.widgets"),
-    "package": ("covpo.experiments", "covpo.labs", "covpo.plots", "covpo.widgets"),
-    "algorithms": ("covpo.experiments", "covpo.labs", "covpo.plots", "covpo.widgets"),
-    "experiments": ("covpo.labs", "covpo.plots", "covpo.widgets"),
-    "labs": ("covpo.experiments", "covpo.plots", "covpo.widgets"),
+    "core": ("covpo.algorithms", "covpo.experiments", "covpo.labs", "covpo.plots"),
+    "package": ("covpo.experiments", "covpo.labs", "covpo.plots"),
+    "algorithms": ("covpo.experiments", "covpo.labs", "covpo.plots"),
+    "experiments": ("covpo.labs", "covpo.plots"),
+    "labs": ("covpo.experiments", "covpo.plots"),
 }
 
 
@@ -48,7 +48,7 @@ MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 def layer(module: str) -> str | None:
     if module == "covpo":
         return "package"
-    if module.count(".") == 1 and not (PACKAGE / module.split(".")[1]).is_dir() and module != "covpo.widgets":
+    if module.count(".") == 1 and not (PACKAGE / module.split(".")[1]).is_dir():
         return "core"
     top = module.split(".")[1]
     return top if top in FORBIDDEN else None

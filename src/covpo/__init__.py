@@ -6,7 +6,7 @@ The package is layered and imports only go downward: the core (instances, polici
 objectives, batches, trajectory, validation), then :mod:`covpo.algorithms` (one module per
 algorithm, reached through :data:`ALGORITHMS` and :func:`run`), then :mod:`covpo.experiments`
 (one per chapter) and :mod:`covpo.labs` (sequence and network policies), and at the edge the
-figures and widgets (:mod:`covpo.plots`, :mod:`covpo.widgets`).
+figures and widgets (:mod:`covpo.plots`).
 """
 
 from covpo.algorithms import ALGORITHMS, Algorithm, run

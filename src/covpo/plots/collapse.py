@@ -28,7 +28,7 @@ from covpo.experiments.collapse import (
 )
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, PALETTE
-from covpo.widgets import Explorable, Slider, explorable
+from covpo.plots.widgets import Explorable, Slider, explorable
 from covpo.validation import check_count, check_nonnegative, check_positive, check_probability
 
 CLASS_NAMES = ("optimal", "distractor", "zero-reward block")

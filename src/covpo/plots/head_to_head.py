@@ -16,7 +16,7 @@ from covpo.families import stacked_collapse_instance
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, PALETTE, series_style
 from covpo.validation import check_count, check_instance
-from covpo.widgets import Explorable, Slider, explorable
+from covpo.plots.widgets import Explorable, Slider, explorable
 
 MARKER_SIZE = 6
 DODGE = 1.05

@@ -38,7 +38,7 @@ from covpo.experiments.mirror_descent import MirrorDescentRate
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, MARKERS, PALETTE, series_style
 from covpo.plots.collapse import SQRT3_HALF, _step_axis, _ternary
-from covpo.widgets import Explorable, Slider, explorable
+from covpo.plots.widgets import Explorable, Slider, explorable
 from covpo.validation import check_count, check_positive
 
 REGIME_COLORS = {"weak": "C1", "strong": "C0", "resets": "C2"}

@@ -42,7 +42,7 @@ from covpo.experiments.ppo import (
 from covpo.experiments.sweeps import CostSweep, RecipeComparison
 from covpo.families import stacked_collapse_instance
 from covpo.trajectory import LOG10_E
-from covpo.widgets import Explorable, Slider, explorable
+from covpo.plots.widgets import Explorable, Slider, explorable
 from covpo.validation import check_count, check_positive
 
 METHOD_STYLES = {

@@ -16,7 +16,7 @@ from covpo.instances import BanditInstance
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, PALETTE, series_style
 from covpo.policies import log_coverage
-from covpo.widgets import Explorable, Slider, explorable
+from covpo.plots.widgets import Explorable, Slider, explorable
 from covpo.validation import check_count, check_probability
 
 OPTIMAL_COLOR = PALETTE[2]

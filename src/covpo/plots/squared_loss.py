@@ -31,7 +31,7 @@ from covpo.experiments.squared_loss import (
     loss_slice,
     population_baselines,
 )
-from covpo.widgets import Explorable, Slider, explorable
+from covpo.plots.widgets import Explorable, Slider, explorable
 from covpo.validation import check_count
 
 # The methods' colours and markers are those chapter 4's cost-sweep figure gives them
