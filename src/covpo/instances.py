@@ -143,6 +143,9 @@ def tabular_instance(
 ) -> BanditInstance:
     """A tabular softmax instance: one-hot features, one logit per ``(x, y)`` (the one-hot case of paper section 2.2).
 
+    The one-hot features are dense, ``8 (n_prompts n_responses)^2`` bytes: sizes above
+    :data:`MAX_FEATURE_BYTES` (about 16,000 prompt-response pairs) are refused with an error.
+
     Parameters
     ----------
     rewards
@@ -151,9 +154,6 @@ def tabular_instance(
         The base model ``pi_0(y|x)``, same shape, each row a distribution with full support.
     prompt_probs
         ``rho``; uniform over prompts when omitted.
-
-    The one-hot features are dense, ``8 (n_prompts n_responses)^2`` bytes: sizes above
-    :data:`MAX_FEATURE_BYTES` (about 16,000 prompt-response pairs) are refused with an error.
     """
     rewards = check_finite_array("rewards", rewards, ndim=2)
     n_prompts, n_responses = rewards.shape

@@ -140,6 +140,10 @@ def npg(
     (no responses; the regression enumerates them), else with :func:`sampled_npg_direction`
     from ``N G`` responses drawn from ``pi_t`` in one generation round.
 
+    There is no learning rate, so no :func:`~covpo.algorithms.steps.check_step_stability`: the
+    step ``w / beta`` is preconditioned by the inverse Fisher information, so its size times the
+    curvature it follows is 1 by construction.
+
     Parameters
     ----------
     instance
@@ -150,10 +154,6 @@ def npg(
         ``T``, outer iterations, ``>= 1``.
     batch_size
         ``N``, prompts per outer iteration, ``>= 1``; ``None`` for exact NPG.
-
-    No learning rate, so no :func:`~covpo.algorithms.steps.check_step_stability`: the step
-    ``w / beta`` is preconditioned by the inverse Fisher information, so its size times the
-    curvature it follows is 1 by construction.
     group_size
         ``G``, responses per prompt for sampled NPG, ``>= 2``.
     rng
