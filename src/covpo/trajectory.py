@@ -143,6 +143,11 @@ class Trajectory:
         return int(self.gradient_steps[-1])
 
     @property
+    def total_resets(self) -> int:
+        """Reference resets of the whole run."""
+        return int(self.reference_resets[-1])
+
+    @property
     def total_generation_rounds(self) -> int:
         """Generation rounds of the whole run."""
         return int(self.generation_rounds[-1])

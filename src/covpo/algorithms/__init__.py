@@ -226,10 +226,11 @@ def run(name: str, instance: BanditInstance, *, rng: np.random.Generator | None 
     Examples
     --------
     >>> import numpy as np, covpo
-    >>> instance = covpo.random_softmax_linear_instance(np.random.default_rng(0), 4, 6, 3)
-    >>> run = covpo.run("ppo_noclip", instance, rng=np.random.default_rng(1),
-    ...                 beta=1.0, eta=0.5, n_iterations=5, batch_size=32, inner_steps=4)
-    >>> int(run.total_responses), int(run.total_gradient_steps), int(run.reference_resets[-1])
+    >>> rng = np.random.default_rng(0)
+    >>> instance = covpo.random_softmax_linear_instance(rng, 4, 6, 3)
+    >>> run = covpo.run("ppo_noclip", instance, rng=np.random.default_rng(1), beta=1.0,
+    ...                 eta=0.5, n_iterations=5, batch_size=32, inner_steps=4)
+    >>> run.total_responses, run.total_gradient_steps, run.total_resets
     (160, 20, 5)
     """
     if not isinstance(name, str) or name not in ALGORITHMS:
