@@ -164,6 +164,28 @@ def _check_advantages(batch: ResponseBatch, advantages: np.ndarray) -> np.ndarra
     return advantages
 
 
+def _check_parts(
+    instance: BanditInstance,
+    theta: np.ndarray,
+    batch: ResponseBatch,
+    advantages: np.ndarray,
+    log_reference: np.ndarray,
+    beta: float,
+    clip_epsilon: float,
+    clip_epsilon_high: float | None,
+    kl: str,
+) -> tuple:
+    """The checked arguments of :func:`grpo_objective` and :func:`grpo_gradient`, in ``_grpo_parts``' order."""
+    instance = check_bandit("instance", instance)
+    theta = check_theta("theta", instance, theta)
+    batch = check_batch("batch", batch, instance)
+    log_reference = check_policy("log_reference", instance, log_reference)
+    beta = check_nonnegative("beta", beta)
+    interval = check_clip_epsilon(clip_epsilon, clip_epsilon_high)
+    kl = check_option("kl", kl, KL_ESTIMATORS)
+    return instance, theta, batch, _check_advantages(batch, advantages), log_reference, beta, interval, kl
+
+
 def grpo_objective(
     instance: BanditInstance,
     theta: np.ndarray,
@@ -196,15 +218,10 @@ def grpo_objective(
         ``"exact"``: ``mean_i KL(pi_theta(.|x_i) || pi_ref(.|x_i))`` over the sampled prompts;
         ``"k3"``: :func:`k3_estimate` averaged over the batch's responses.
     """
-    instance = check_bandit("instance", instance)
-    theta = check_theta("theta", instance, theta)
-    batch = check_batch("batch", batch, instance)
-    log_reference = check_policy("log_reference", instance, log_reference)
-    beta = check_nonnegative("beta", beta)
-    interval = check_clip_epsilon(clip_epsilon, clip_epsilon_high)
-    kl = check_option("kl", kl, KL_ESTIMATORS)
-    advantages = _check_advantages(batch, advantages)
-    return _grpo_parts(instance, theta, batch, advantages, log_reference, beta, interval, kl)[0]
+    arguments = _check_parts(
+        instance, theta, batch, advantages, log_reference, beta, clip_epsilon, clip_epsilon_high, kl
+    )
+    return _grpo_parts(*arguments)[0]
 
 
 def grpo_gradient(
@@ -227,15 +244,10 @@ def grpo_gradient(
     on-policy its expectation is ``-beta grad KL(pi_ref || pi_theta)``, the gradient of the
     reverse KL, not of ``KL(pi_theta || pi_ref)``, though both vanish at ``pi_theta = pi_ref``.
     """
-    instance = check_bandit("instance", instance)
-    theta = check_theta("theta", instance, theta)
-    batch = check_batch("batch", batch, instance)
-    log_reference = check_policy("log_reference", instance, log_reference)
-    beta = check_nonnegative("beta", beta)
-    interval = check_clip_epsilon(clip_epsilon, clip_epsilon_high)
-    kl = check_option("kl", kl, KL_ESTIMATORS)
-    advantages = _check_advantages(batch, advantages)
-    return _grpo_parts(instance, theta, batch, advantages, log_reference, beta, interval, kl)[1]
+    arguments = _check_parts(
+        instance, theta, batch, advantages, log_reference, beta, clip_epsilon, clip_epsilon_high, kl
+    )
+    return _grpo_parts(*arguments)[1]
 
 
 def grpo(
