@@ -419,7 +419,7 @@ def _bad_collapse_calls():
         (lambda: engine.exact_collapse_run(instance, max_steps=10, record_steps=[20], progress=False), "record_steps"),
         (lambda: landscape.landscape_grid(instance, run="x", n_points=3), "run"),
         (lambda: landscape.landscape_grid(instance, u=[], n_points=3), "u"),
-        (lambda: paper_figures.figure_2a_data(learning_rate_steps=0), "learning_rate_steps"),
+        (lambda: paper_figures.figure_2a_data(rate_sweep_steps=(0, 0)), "rate_sweep_steps"),
         (lambda: paper_figures.figure_2a_data(inner_steps_grid=[0]), "inner_steps_grid"),
         (lambda: paper_figures.figure_2a_data(n_records=None), "n_records"),
         (lambda: paper_figures.figure_1_data(weak_beta=0.1, margin=2.0), "margin"),

@@ -8,7 +8,6 @@ import pytest
 import covpo.experiments.collapse as collapse
 from covpo.experiments.collapse import (
     ESCAPE_OUTCOMES,
-    apmd_learning_rate_sweep,
     apmd_steps_along_knob,
     beta_escape_map,
     collapse_instance,
@@ -17,9 +16,12 @@ from covpo.experiments.collapse import (
     exact_collapse_run,
     exact_reinforce_many,
     figure_1_data,
+    figure_1a_data,
     figure_2a_data,
+    figure_2bc_data,
     figure_3_data,
     fit_power,
+    fixed_reference_rate_sweep,
     inner_steps_sweep,
     landscape_grid,
     mirror_descent_resets_to_eps,
@@ -120,7 +122,6 @@ def test_apmd_keeps_coverage_where_reinforce_collapses():
         (lambda: inner_steps_sweep(collapse_instance(0.1), inner_steps=[0]), "inner_steps"),
         (lambda: inner_steps_sweep(collapse_instance(0.1), etas=[]), "etas"),
         (lambda: inner_steps_sweep(collapse_instance(0.1), coverage_fraction=1.0), "coverage_fraction"),
-        (lambda: apmd_learning_rate_sweep(collapse_instance(0.1), etas=[1.0, 0.0]), "etas"),
         (lambda: apmd_steps_along_knob([0.1], eps_fraction=0.0), "eps_fraction"),
         (lambda: apmd_steps_along_knob([]), "gaps"),
         (lambda: beta_escape_map([0.1], [0.1, -1.0]), "betas"),
@@ -131,8 +132,16 @@ def test_apmd_keeps_coverage_where_reinforce_collapses():
         (lambda: figure_2a_data(gap=0.1, etas=[64.0]), "etas"),
         (lambda: figure_1_data(gap=0.0), "gap"),
         (lambda: figure_1_data(gap=0.1, weak_beta=-1.0), "weak_beta"),
-        (lambda: figure_3_data(gap=0.1, n_surfaces=0), "n_surfaces"),
-        (lambda: figure_3_data(gap=0.1, eps_fraction=1.5), "eps_fraction"),
+        (lambda: figure_3_data(n_surfaces=0), "n_surfaces"),
+        (lambda: figure_3_data(data="x"), "data"),
+        (lambda: figure_3_data(stack_points=(2,)), "stack_points"),
+        (lambda: figure_2bc_data(n_points=1), "n_points"),
+        (lambda: figure_2bc_data(data=0.5), "data"),
+        (lambda: figure_1a_data(data=3), "data"),
+        (lambda: figure_2a_data(gap=0.1, rate_sweep_steps=(10,)), "rate_sweep_steps"),
+        (lambda: figure_2a_data(gap=0.1, inner_steps_factor=0), "inner_steps_factor"),
+        (lambda: fixed_reference_rate_sweep(collapse_instance(0.1), [0.1]), "betas"),
+        (lambda: fixed_reference_rate_sweep(collapse_instance(0.1), [0.1, 0.5], n_steps=(5, 0)), "n_steps"),
     ],
 )
 def test_reset_functions_reject_bad_arguments(call, name):
@@ -153,13 +162,6 @@ def test_inner_steps_sweep_finds_where_coverage_preservation_breaks():
     assert list(sweep.preserved[0]) == [False, False, True]
     assert sweep.reached_eps[0, 2] and sweep.steps_to_eps[0, 2] < sweep.steps_to_eps[0, 1]
     np.testing.assert_allclose(sweep.min_coverage_ratio[0, 2], 1.0, atol=1e-12)
-
-
-def test_apmd_learning_rate_sweep_stops_at_the_stable_range():
-    sweep = apmd_learning_rate_sweep(collapse_instance(0.03), etas=[2.0, 4.0, 8.0], n_steps=100)
-    assert list(sweep.monotone) == [True, True, False]
-    assert sweep.best_eta == 4.0
-    assert sweep.reward.shape == (3, 101)
 
 
 def test_apmd_steps_grow_polynomially_along_the_knob_at_constant_coverage():
@@ -225,19 +227,90 @@ def test_landscape_toward_a_reference_is_the_subproblem_of_apmd():
 # --- the figures -----------------------------------------------------------------------------
 
 
-def test_figure_2a_apmd_beats_the_best_fixed_reference_on_the_same_budget():
-    data = figure_2a_data(gap=0.05, max_steps=50_000, n_records=20)
+@pytest.fixture(scope="module")
+def small_race():
+    """The protocol of paper appendix C.1 on the gap-0.05 member, with a short budget."""
+    return figure_2a_data(gap=0.05, max_steps=50_000, n_records=20)
+
+
+def test_figure_2a_follows_the_protocol_of_appendix_c1(small_race):
+    data = small_race
     base = np.log10(data.instance.base_coverage)
-    assert data.eta in data.learning_rate_sweep.etas and data.eta == data.learning_rate_sweep.best_eta
-    sweep = data.inner_steps_sweep
-    usable = sweep.reached_eps[0] & sweep.preserved[0]
-    assert data.inner_steps == sweep.inner_steps[usable][np.argmin(sweep.steps_to_eps[0][usable])]
+    sweep = data.learning_rate_sweep
+    np.testing.assert_allclose(sweep.betas, [data.reinforce_beta, data.apmd_beta])
+    assert data.eta == sweep.best_eta and sweep.monotone[:, sweep.etas == data.eta].all()
+    # The pick is the fastest of the rates rising at both strengths, at each strength.
+    candidates = sweep.monotone.all(axis=0)
+    if sweep.fastest_in_both:
+        for row in sweep.final_reward:
+            assert row[sweep.etas == data.eta][0] == row[candidates].max()
+    counts = data.inner_steps_sweep
+    reached = counts.reached_eps[0]
+    assert data.fastest_inner_steps == counts.inner_steps[reached][np.argmin(counts.steps_to_eps[0][reached])]
+    assert data.inner_steps == 2 * data.fastest_inner_steps
     assert data.apmd_beta > 10 * data.reinforce_beta
-    assert data.apmd_steps_to_eps * 10 < data.reinforce_steps_to_eps
-    assert data.apmd_min_log10_coverage >= base - 1e-12 > data.reinforce_min_log10_coverage + 2.0
+    assert data.apmd_steps_to_eps * 3 < data.reinforce_steps_to_eps
+    assert data.apmd_min_log10_coverage >= base - 1e-12 > data.reinforce_min_log10_coverage + 1.5
     for run in (data.reinforce, data.apmd):
-        assert run.trajectory.total_gradient_steps == 50_000
+        assert run.trajectory.total_gradient_steps == data.max_steps == 50_000
     assert data.apmd.trajectory.reference_resets[-1] == -(-50_000 // data.inner_steps)
+    # The runs to eps are the same runs as the whole-budget ones, cut at eps.
+    for whole, cut in ((data.reinforce, data.reinforce_to_eps), (data.apmd, data.apmd_to_eps)):
+        shared, in_whole, in_cut = np.intersect1d(
+            whole.trajectory.gradient_steps, cut.trajectory.gradient_steps, return_indices=True
+        )
+        assert shared.size >= 5
+        np.testing.assert_array_equal(whole.logits[in_whole], cut.logits[in_cut])
+    assert data.apmd_to_eps.trajectory.gradient_steps[-1] == data.apmd_steps_to_eps
+
+
+def test_fixed_reference_rate_sweep_prefers_stable_rates():
+    instance = collapse_instance(0.03)
+    sweep = fixed_reference_rate_sweep(instance, [0.02, 0.5], etas=[1.0, 4.0, 8.0, 16.0], n_steps=(50, 20))
+    # eta = 16 oscillates at the strong strength, so it is no candidate even where it is fastest.
+    assert not sweep.monotone[1, -1] and sweep.best_eta == 8.0
+    assert sweep.reward[0].shape == (4, 51) and sweep.reward[1].shape == (4, 21)
+    assert sweep.final_reward[0, 0] == sweep.reward[0][0, -1]
+    # Every rate unstable at one strength: no pick.
+    assert fixed_reference_rate_sweep(instance, [0.02, 0.5], etas=[16.0, 32.0], n_steps=(50, 20)).best_eta is None
+
+
+def test_figure_2bc_surface_is_the_fixed_reference_objective(small_race):
+    data = figure_2bc_data(small_race, n_points=7)
+    instance = small_race.instance
+    for landscape in (data.reinforce, data.apmd):
+        np.testing.assert_array_equal(landscape.objective, data.reinforce.objective)
+        assert landscape.beta == data.beta == small_race.reinforce_beta
+    # Height at one grid point: J - beta KL(pi || pi_0) on the full vector.
+    logits = collapse.logits_from_plane(instance, data.reinforce.u[3], data.reinforce.v[2])
+    full = np.concatenate([logits[:2], np.full(instance.n_zero, logits[2])])
+    theta = full - np.log(np.exp(full).sum())
+    reward = np.exp(theta[:2]) @ instance.rewards[:2]
+    base = np.concatenate([instance.base_logits[:2], np.full(instance.n_zero, instance.base_logits[2])])
+    kl = np.sum(np.exp(theta) * (theta - base))
+    assert data.reinforce.objective[2, 3] == pytest.approx(reward - data.beta * kl, abs=1e-12)
+    np.testing.assert_allclose(data.reinforce.path, small_race.reinforce_to_eps.plane)
+    np.testing.assert_allclose(data.apmd.path, small_race.apmd_to_eps.plane)
+
+
+def test_figure_1a_pulls_are_the_derivative_of_the_objective_along_u():
+    data = figure_1_data(gap=0.05, max_steps=30_000, n_records=30)
+    pulls = figure_1a_data(data)
+    instance, beta = data.instance, data.weak_beta
+    plane = data.weak.plane[: pulls.path.gradient_steps.size]
+    for index in (1, 5, len(plane) - 1):
+        u, v = plane[index]
+        h = 1e-6
+
+        def part(du, regularized):
+            landscape = landscape_grid(instance, beta if regularized else None, u=[u + du], v=[v])
+            return landscape.objective[0, 0] - (landscape.reward[0, 0] if regularized else 0.0)
+
+        reward_slope = (part(h, False) - part(-h, False)) / (2 * h)
+        kl_slope = (part(h, True) - part(-h, True)) / (2 * h)
+        assert -reward_slope == pytest.approx(pulls.reward_pull[index], rel=1e-4, abs=1e-9)
+        assert kl_slope == pytest.approx(pulls.kl_pull[index], rel=1e-4, abs=1e-9)
+    assert pulls.path.gradient_steps[-1] == data.weak.trajectory.steps_to_eps(data.eps)
 
 
 def test_figure_1_shows_three_regimes():
@@ -260,19 +333,26 @@ def test_figure_1_shows_three_regimes():
     np.testing.assert_allclose(data.resets_path.masses.sum(axis=1), 1.0, atol=1e-12)
 
 
-def test_figure_3_stack_is_ascended_surface_by_surface():
-    data = figure_3_data(gap=0.05, n_surfaces=4, n_points=11, max_steps=30_000)
+def test_figure_3_stack_is_ascended_surface_by_surface(small_race):
+    data = figure_3_data(small_race, n_surfaces=4, n_points=11, stack_points=(9, 13))
     assert len(data.stack) == len(data.stack_resets) == 4
     assert data.stack_resets[0] == 0 and data.weak.beta < data.strong.beta
-    for surface in (data.strong, *data.stack):
-        np.testing.assert_array_equal(surface.u, data.weak.u)
-        np.testing.assert_array_equal(surface.v, data.weak.v)
+    assert data.eta == small_race.eta and data.inner_steps == small_race.inner_steps
+    np.testing.assert_array_equal(data.strong.u, data.weak.u)
+    np.testing.assert_array_equal(data.strong.v, data.weak.v)
+    for surface in data.stack[1:]:
+        np.testing.assert_array_equal(surface.u, data.stack[0].u)
+    # The lowest surface of the stack is panel (b)'s: reference pi_0, same beta.
+    np.testing.assert_allclose(data.stack[0].reference, 0.0, atol=1e-12)
+    assert data.stack[0].beta == data.strong.beta
     steps = data.apmd.trajectory.gradient_steps
     for surface, step in zip(data.stack, data.stack_steps):
         start = int(np.searchsorted(steps, step))
         stop = int(np.searchsorted(steps, min(step + data.inner_steps, steps[-1])))
         np.testing.assert_allclose(surface.reference, data.apmd.plane[start])
         assert np.all(np.diff(surface.path_objective[start : stop + 1]) >= -1e-12)
+    # Panel (a) is Figure 2b's surface.
+    np.testing.assert_array_equal(data.weak.objective, figure_2bc_data(small_race, n_points=11).reinforce.objective)
 
 
 # --- inner-loop accuracy -----------------------------------------------------------------------

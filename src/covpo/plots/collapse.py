@@ -17,8 +17,10 @@ from covpo.experiments.collapse import (
     BetaSweep,
     CollapseRun,
     ESCAPE_OUTCOMES,
-    ExactRunsSummary,
+    Figure1aData,
+    Figure2bcData,
     Landscape,
+    LearningRateGrid,
     SeedSweep,
     SimplexPath,
     StepsToEpsSweep,
@@ -99,30 +101,44 @@ def _draw_triangle(axes, labels: tuple[str, str, str]) -> None:
     axes.axis("off")
 
 
-def figure_1a_simplex(paths: dict[str, SimplexPath], title: str = "") -> BookFigure:
-    """Paper Figure 1a: runs on the probability simplex (optimal / distractor / zero block), next to log masses.
+def figure_1a_simplex(data: Figure1aData, title: str = "") -> BookFigure:
+    """Paper Figure 1a: the weak fixed-reference regime, where the KL penalty pulls back only after the collapse.
 
-    The simplex shows where the mass goes; the right panel shows the optimal response's mass
-    on a log scale, where the collapse is visible even when it is invisible on the simplex.
+    Left: the run on the probability simplex (optimal / distractor / zero block) until it is
+    eps-optimal, the diamond where the penalty's pull first matches the reward's. Right: the
+    two pulls on ``u`` (optimal against distractor) against gradient steps, on a log scale,
+    with the log10 coverage on the right-hand axis.
     """
-    figure = new_figure(COLUMN_WIDTH, 3.6)
-    simplex_axes, mass_axes = figure.subplots(1, 2, width_ratios=[1.0, 1.1])
+    figure = new_figure(COLUMN_WIDTH, 3.9)
+    simplex_axes, force_axes = figure.subplots(1, 2, width_ratios=[1.0, 1.2])
     _draw_triangle(simplex_axes, ("zero-reward\nblock", "distractor", "optimal"))
-    for index, (label, path) in enumerate(paths.items()):
-        color = f"C{index}"
-        x, y = _ternary(path.masses)
-        simplex_axes.plot(x, y, color=color, lw=1.5, label=label)
-        simplex_axes.plot(x[:1], y[:1], "o", color=color)
-        simplex_axes.plot(x[-1:], y[-1:], "s", color=color)
-        mass_axes.plot(_step_axis(path.gradient_steps), path.log10_masses[:, 0], color=color, label=label)
-    simplex_axes.set_title("circle: start, square: end")
-    mass_axes.set_xscale("log")
-    mass_axes.set_xlabel("gradient steps + 1")
-    mass_axes.set_ylabel("$\\log_{10}$ mass on the optimal response")
-    mass_axes.grid(alpha=0.3)
-    if len(paths) > 1:
-        _legend_below(figure, mass_axes.get_lines(), ncols=min(len(paths), 3))
-    figure.suptitle(title)
+    x, y = _ternary(data.path.masses)
+    simplex_axes.plot(x, y, color=CLASS_COLORS[1], lw=1.5)
+    simplex_axes.plot(x[:1], y[:1], "o", color="k")
+    simplex_axes.plot(x[-1:], y[-1:], "s", color="k")
+    steps = _step_axis(data.path.gradient_steps)
+    positive = data.reward_pull > 0
+    force_axes.plot(steps[positive], data.reward_pull[positive], color=CLASS_COLORS[1], lw=1.8,
+                    label="reward: towards the distractor")
+    restoring = data.kl_pull > 0
+    force_axes.plot(steps[restoring], data.kl_pull[restoring], color=CLASS_COLORS[0], lw=1.8,
+                    label=f"KL to $\\pi_0$ ($\\beta$ = {data.beta:.3g}): back")
+    force_axes.set_yscale("log")
+    force_axes.set_xscale("log")
+    force_axes.set_xlabel("gradient steps + 1")
+    force_axes.set_ylabel("pull on $u$")
+    force_axes.grid(alpha=0.3)
+    coverage_axes = force_axes.twinx()
+    coverage_axes.plot(steps, data.path.log10_masses[:, 0], color="0.35", lw=1, ls="--", label="$\\log_{10}$ coverage (right)")
+    coverage_axes.set_ylabel("$\\log_{10}$ coverage")
+    if data.crossing is not None:
+        simplex_axes.plot(x[data.crossing], y[data.crossing], "D", color=CLASS_COLORS[0], ms=6)
+        force_axes.axvline(steps[data.crossing], color="k", lw=1, ls=":", label="penalty's pull catches up")
+    simplex_axes.set_title("circle: base model, square: first $\\varepsilon$-optimal", fontsize=9)
+    handles = force_axes.get_lines()[:2] + coverage_axes.get_lines() + force_axes.get_lines()[2:]
+    _legend_below(figure, handles, ncols=2)
+    if title:
+        figure.suptitle(title)
     return figure
 
 
@@ -174,25 +190,86 @@ def steps_along_knob_figure(unregularized: StepsToEpsSweep, regularized: StepsTo
     return figure
 
 
-def learning_rate_figure(etas: np.ndarray, summary: ExactRunsSummary, base_coverage: float, title: str) -> BookFigure:
-    """Steps to eps-optimality and lowest coverage of exact REINFORCE against the learning rate."""
-    figure = new_figure(COLUMN_WIDTH, 3.2)
+def _shade_smooth_range(axes, limit: float) -> None:
+    """Shade the learning rates a first-order analysis allows, ``eta <= 2 / L``, on an axis in ``eta``."""
+    axes.axvspan(axes.get_xlim()[0], limit, color="0.9", zorder=0)
+    axes.axvline(limit, color="0.4", lw=1, ls=":")
+
+
+def smooth_range_figure(grid: LearningRateGrid, comparison_eta: float | None = None) -> BookFigure:
+    """Steps to eps and lowest coverage along the knob ``1 / gap`` at every learning rate in the smoothness range.
+
+    Left: steps to eps at each rate with ``eta <= 2 / L`` (dots) and its exponential fit (line);
+    ``comparison_eta``, a rate of the grid outside the range, is drawn in grey for comparison.
+    Right: the lowest coverage of every run, against the base coverage and the collapse threshold.
+    """
+    figure = new_figure(COLUMN_WIDTH, 3.6)
     steps_axes, coverage_axes = figure.subplots(1, 2, sharex=True)
-    reached = summary.reached_eps
-    steps_axes.plot(etas[reached], summary.steps[reached], "o-", color="C0", label="steps to $\\varepsilon$")
-    steps_axes.plot(etas[~reached], summary.steps[~reached], "^", color=EPS_COLOR, mfc="none", label="budget spent")
+    knob = 1.0 / grid.gaps
+    shown = [k for k in np.flatnonzero(grid.in_smooth_range)]
+    if comparison_eta is not None:
+        shown += [int(np.flatnonzero(np.isclose(grid.etas, comparison_eta))[0])]
+    colors = colormaps["viridis"](np.linspace(0.0, 0.85, int(grid.in_smooth_range.sum())))
+    for index, k in enumerate(shown):
+        color = colors[index] if grid.in_smooth_range[k] else "0.55"
+        label = f"$\\eta$ = {grid.etas[k]:g}" + ("" if grid.in_smooth_range[k] else " (outside)")
+        reached = grid.reached_eps[k]
+        steps_axes.plot(knob[reached], grid.steps[k, reached], "o", color=color, ms=4, label=label)
+        fit = grid.fits.fits[k]
+        if fit is not None:
+            steps_axes.plot(knob, 10.0 ** (fit.intercept + fit.slope * knob), color=color, lw=1)
+        coverage_axes.plot(knob, grid.min_log10_coverage[k], "o-", color=color, ms=4, lw=1)
+    coverage_axes.axhline(np.log10(grid.base_coverage), color="0.4", ls=":", lw=1)
+    coverage_axes.axhline(np.log10(grid.base_coverage / grid.collapse_factor), color=EPS_COLOR, ls="--", lw=1)
     steps_axes.set_yscale("log")
-    steps_axes.set_ylabel("gradient steps")
-    steps_axes.legend(loc="lower left")
-    coverage_axes.plot(etas, summary.min_log10_coverage, "o-", color=CLASS_COLORS[0])
-    coverage_axes.axhline(np.log10(base_coverage), color="0.4", ls=":", lw=1, label="base coverage")
+    steps_axes.set_ylabel("gradient steps to $\\varepsilon$")
     coverage_axes.set_ylabel("lowest $\\log_{10}$ coverage")
-    coverage_axes.legend(loc="center left")
+    for axes in (steps_axes, coverage_axes):
+        axes.set_xlabel("hardness knob 1 / gap")
+        axes.grid(alpha=0.3)
+    handles = steps_axes.get_lines()[::2] + [
+        Line2D([], [], color="0.4", ls=":", lw=1, label="base coverage"),
+        Line2D([], [], color=EPS_COLOR, ls="--", lw=1, label="a tenth of it"),
+    ]
+    _legend_below(figure, handles, ncols=4)
+    return figure
+
+
+def learning_rate_figure(grid: LearningRateGrid, gaps: tuple[float, ...] | None = None) -> BookFigure:
+    """Steps to eps and lowest coverage of exact REINFORCE against the learning rate, the smoothness range shaded.
+
+    One line per gap of ``gaps`` (by default the easiest, middle and hardest of the grid); the
+    shaded band is ``eta <= 2 / L``. Open markers: runs that spent the budget.
+    """
+    figure = new_figure(COLUMN_WIDTH, 3.6)
+    steps_axes, coverage_axes = figure.subplots(1, 2, sharex=True)
+    if gaps is None:
+        rows = sorted({0, grid.gaps.size // 2, grid.gaps.size - 1})
+    else:
+        rows = [int(np.argmin(np.abs(grid.gaps - gap))) for gap in gaps]
+    colors = colormaps["viridis"](np.linspace(0.0, 0.85, len(rows)))
+    for color, row in zip(colors, rows):
+        reached = grid.reached_eps[:, row]
+        label = f"1 / gap = {1.0 / grid.gaps[row]:.3g}"
+        steps_axes.plot(grid.etas, grid.steps[:, row], "-", color=color, lw=1)
+        steps_axes.plot(grid.etas[reached], grid.steps[reached, row], "o", color=color, ms=4, label=label)
+        steps_axes.plot(grid.etas[~reached], grid.steps[~reached, row], "^", color=color, mfc="none", ms=5)
+        coverage_axes.plot(grid.etas, grid.min_log10_coverage[:, row], "o-", color=color, ms=4, lw=1)
+    coverage_axes.axhline(np.log10(grid.base_coverage), color="0.4", ls=":", lw=1)
+    coverage_axes.axhline(np.log10(grid.base_coverage / grid.collapse_factor), color=EPS_COLOR, ls="--", lw=1)
+    steps_axes.set_yscale("log")
+    steps_axes.set_ylabel("gradient steps to $\\varepsilon$")
+    coverage_axes.set_ylabel("lowest $\\log_{10}$ coverage")
     for axes in (steps_axes, coverage_axes):
         axes.set_xscale("log")
         axes.set_xlabel("learning rate $\\eta$")
         axes.grid(alpha=0.3)
-    figure.suptitle(title)
+        _shade_smooth_range(axes, grid.step_limit)
+    handles = steps_axes.get_lines()[1::3] + [
+        Line2D([], [], color="0.4", ls=":", lw=1, label="base coverage"),
+        Line2D([], [], color=EPS_COLOR, ls="--", lw=1, label="a tenth of it"),
+    ]
+    _legend_below(figure, handles, ncols=3)
     return figure
 
 
@@ -269,9 +346,11 @@ def beta_escape_map_figure(escape_map: BetaEscapeMap) -> BookFigure:
 
 
 def _surface_axes(
-    figure: BookFigure, box: list[float], landscape: Landscape, colour: np.ndarray, label: str, cmap: str
+    figure: BookFigure, box: list[float], landscapes: tuple[Landscape, ...], colour: np.ndarray, label: str, cmap: str,
+    path_colors: tuple[str, ...], zlabel: str,
 ) -> None:
-    """One 3-D panel in ``box`` (figure fraction): the objective surface coloured by ``colour``, with the run on it."""
+    """One 3-D panel in ``box`` (figure fraction): the first landscape's surface coloured by ``colour``, every landscape's run on it."""
+    landscape = landscapes[0]
     axes = figure.add_axes(box, projection="3d", computed_zorder=False)
     axes.set_facecolor("none")
     grid_u, grid_v = np.meshgrid(landscape.u, landscape.v)
@@ -280,31 +359,51 @@ def _surface_axes(
         grid_u, grid_v, landscape.objective, facecolors=colormaps[cmap](norm(colour)), rstride=2, cstride=2,
         linewidth=0, antialiased=False, shade=False, zorder=1,
     )
-    if landscape.path is not None:
-        axes.plot(*landscape.path.T, landscape.path_objective, color="white", lw=3.5, zorder=9)
-        axes.plot(*landscape.path.T, landscape.path_objective, color="k", lw=1.8, zorder=10)
-        axes.plot(*landscape.path[:1].T, landscape.path_objective[:1], "o", color="k", ms=5, zorder=11)
+    for order, (run, color) in enumerate(zip(landscapes, path_colors)):
+        if run.path is None:
+            continue
+        axes.plot(*run.path.T, run.path_objective, color="white", lw=3.5, zorder=9 + 3 * order)
+        axes.plot(*run.path.T, run.path_objective, color=color, lw=1.8, zorder=10 + 3 * order)
+        axes.plot(*run.path[:1].T, run.path_objective[:1], "o", color="k", ms=5, zorder=11 + 3 * order)
+        axes.plot(*run.path[-1:].T, run.path_objective[-1:], "s", color=color, mec="k", ms=5, zorder=11 + 3 * order)
     colorbar_axes = figure.add_axes([0.88, box[1] + 0.25 * box[3], 0.025, 0.5 * box[3]])
     figure.colorbar(ScalarMappable(norm=norm, cmap=colormaps[cmap]), cax=colorbar_axes, label=label)
     axes.set_xlabel("u: optimal vs distractor")
     axes.set_ylabel("v: rewarding vs zero")
-    axes.set_zlabel("objective $J$")
-    axes.set_xticks(np.arange(np.ceil(landscape.u.min() / 5) * 5, landscape.u.max() + 1e-9, 5))
+    axes.set_zlabel(zlabel)
+    axes.set_xticks(np.arange(np.ceil(landscape.u.min() / 4) * 4, landscape.u.max() + 1e-9, 4))
     axes.set_yticks(np.arange(np.ceil(landscape.v.min() / 4) * 4, landscape.v.max() + 1e-9, 4))
     axes.view_init(elev=28, azim=-60)
     axes.set_box_aspect(None, zoom=1.0)
 
 
-def figure_2bc_landscape(landscape: Landscape) -> BookFigure:
-    """Paper Figure 2b, c (and 3a): the fixed-reference objective over the ``(u, v)`` plane.
+#: Path colours of :func:`figure_2bc_landscape` (Okabe-Ito): REINFORCE vermillion, APMD bluish green.
+LANDSCAPE_PATH_COLORS = (PALETTE[1], PALETTE[2])
 
-    Height is ``J_beta(pi; pi_0)`` (plain ``J`` without regularization); colour is the expected
-    reward (top) and the base-10 log coverage (bottom); the black line is the run, the dot its
-    start. The two 3-D panels are stacked, each the column's full width.
+
+def figure_2bc_landscape(data: Figure2bcData) -> BookFigure:
+    """Paper Figure 2b,c: the fixed-reference objective over the ``(u, v)`` plane, with both runs (appendix C.1).
+
+    Height is ``J_beta(pi; pi_0)`` at REINFORCE's strength (paper Eq. (5)); colour is the
+    expected reward (top, b) and the base-10 log coverage (bottom, c). The lines are
+    REINFORCE (vermillion) and APMD (green) until each is eps-optimal, from the base model
+    (dot) to the square. The two 3-D panels are stacked, each the column's full width.
     """
-    figure = new_figure(COLUMN_WIDTH, 8.4, constrained=False)
-    _surface_axes(figure, [-0.03, 0.515, 0.9, 0.485], landscape, landscape.reward, "expected reward", "viridis")
-    _surface_axes(figure, [-0.03, 0.03, 0.9, 0.485], landscape, landscape.log10_coverage, "$\\log_{10}$ coverage", "magma")
+    figure = new_figure(COLUMN_WIDTH, 8.8, constrained=False)
+    pair = (data.reinforce, data.apmd)
+    zlabel = f"$J_\\beta(\\pi; \\pi_0)$, $\\beta$ = {data.beta:.3g}"
+    _surface_axes(figure, [-0.03, 0.53, 0.9, 0.47], pair, data.reinforce.reward, "(b) expected reward", "viridis",
+                  LANDSCAPE_PATH_COLORS, zlabel)
+    _surface_axes(figure, [-0.03, 0.07, 0.9, 0.47], pair, data.reinforce.log10_coverage, "(c) $\\log_{10}$ coverage",
+                  "magma", LANDSCAPE_PATH_COLORS, zlabel)
+    handles = [
+        Line2D([], [], color=LANDSCAPE_PATH_COLORS[0], lw=1.8, label="REINFORCE, KL to $\\pi_0$"),
+        Line2D([], [], color=LANDSCAPE_PATH_COLORS[1], lw=1.8, label="APMD (resets)"),
+        Line2D([], [], color="k", marker="o", ls="none", label="base model"),
+        Line2D([], [], color="0.5", marker="s", mec="k", ls="none", label="first $\\varepsilon$-optimal"),
+    ]
+    figure.legend(handles=handles, loc="lower center", ncols=4, frameon=False, columnspacing=1.0,
+                  bbox_to_anchor=(0.45, 0.0))
     return figure
 
 

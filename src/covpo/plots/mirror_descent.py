@@ -176,7 +176,7 @@ def figure_2a(data: Figure2aData) -> BookFigure:
     figure.legend(handles=[handles[i] for i in order], loc="outside lower center", ncols=2, frameon=False)
     figure.suptitle(
         f"gap {data.instance.gap}, learning rate {data.eta:g}, "
-        f"{data.reinforce.trajectory.total_gradient_steps:,} gradient steps each"
+        f"{data.max_steps:,} gradient steps each"
     )
     return figure
 
@@ -332,23 +332,24 @@ def inner_steps_figure(sweep: InnerStepsSweep, accuracy: InnerAccuracySweep) -> 
     return figure
 
 
-COVERAGE_NORM = Normalize(vmin=-5.0, vmax=0.0)
-"""Colour scale of :func:`figure_3`: base-10 log coverage, clipped at ``1e-5``."""
+REWARD_NORM = Normalize(vmin=0.0, vmax=1.0)
+"""Colour scale of :func:`figure_3`: the expected reward, as in Figure 2b."""
 
 
 def _surface(axes, landscape: Landscape, window: tuple[slice, slice] | None = None, offset: float = 0.0) -> None:
     rows, columns = window if window is not None else (slice(None), slice(None))
     grid_u, grid_v = np.meshgrid(landscape.u[columns], landscape.v[rows])
-    colour = colormaps["magma"](COVERAGE_NORM(landscape.log10_coverage[rows, columns]))
+    colour = colormaps["viridis"](REWARD_NORM(landscape.reward[rows, columns]))
     stride = 1 if window is not None else 2
     axes.plot_surface(grid_u, grid_v, landscape.objective[rows, columns] + offset, facecolors=colour,
                       rstride=stride, cstride=stride, linewidth=0, antialiased=False, shade=False, zorder=1)
 
 
-def _path_on(axes, landscape: Landscape, segment: slice = slice(None), offset: float = 0.0, lw: float = 1.8) -> None:
+def _path_on(axes, landscape: Landscape, segment: slice = slice(None), offset: float = 0.0, lw: float = 1.8,
+             color: str = "C2") -> None:
     path, height = landscape.path[segment], landscape.path_objective[segment] + offset
     axes.plot(path[:, 0], path[:, 1], height, color="white", lw=lw + 1.6, zorder=9)
-    axes.plot(path[:, 0], path[:, 1], height, color="C2", lw=lw, zorder=10)
+    axes.plot(path[:, 0], path[:, 1], height, color=color, lw=lw, zorder=10)
     axes.plot(path[:1, 0], path[:1, 1], height[:1], "o", color="k", ms=4, zorder=11)
 
 
@@ -361,55 +362,61 @@ def _window(landscape: Landscape, path: np.ndarray, margin: tuple[float, float])
     return slice(rows[0], rows[-1] + 1), slice(columns[0], columns[-1] + 1)
 
 
-def figure_3(data: Figure3Data, stack: Figure3Data | None = None) -> BookFigure:
-    """Paper Figure 3: the landscape under weak, strong and reset regularization.
+def _segment(data: Figure3Data, step: int) -> slice:
+    """Records of APMD's inner loop that starts at gradient step ``step``."""
+    steps = data.apmd.trajectory.gradient_steps
+    start = int(np.searchsorted(steps, step))
+    stop = int(np.searchsorted(steps, min(step + data.inner_steps, steps[-1])))
+    return slice(start, stop + 1)
 
-    (a) ``J_beta(.; pi_0)`` at the weak strength with the fixed-reference run; (b) the same at
-    the strong strength; (c) the stack of subproblems ``J_beta(.; pi_t)`` at the strong
-    strength, one surface per selected reset ``t`` (lowest first), each drawn around the
+
+def figure_3(data: Figure3Data) -> BookFigure:
+    """Paper Figure 3: the landscape under weak, strong and reset regularization, in the run of Figure 2.
+
+    (a) ``J_beta(.; pi_0)`` at REINFORCE's strength with REINFORCE's path (the surface of
+    Figure 2b); (b) the same at APMD's strength, with APMD's first inner loop on it; (c) the
+    stack of subproblems ``J_beta(.; pi_t)`` at APMD's strength, one surface per selected
+    reset ``t`` (lowest first; the lowest is panel (b)'s surface), each drawn around the
     segment of the APMD path that ascends it (``K`` steps from its reference, the black dot)
-    and lifted by ``STACK_SPACING`` per level. Colour is the base-10 log coverage. ``stack``,
-    when given, supplies panel (c) from a finer grid (a second :func:`~covpo.experiments.collapse.paper_figures.figure_3_data` call
-    with ``u`` and ``v`` around the APMD path); by default it comes from ``data``.
+    and lifted by ``STACK_SPACING`` per level. Colour is the expected reward.
     """
-    stack = data if stack is None else stack
     figure = new_figure(COLUMN_WIDTH, 7.8, constrained=False)
+    first = _segment(data, 0)
     panels = (
-        (data.weak, f"(a) fixed reference, weak $\\beta$ = {data.weak_beta:.3g}", [-0.05, 0.47, 0.52, 0.53]),
-        (data.strong, f"(b) fixed reference, strong $\\beta$ = {data.strong_beta:.3g}", [0.44, 0.47, 0.52, 0.53]),
+        (data.weak, slice(None), METHOD_COLORS["REINFORCE"],
+         f"(a) fixed reference, weak $\\beta$ = {data.weak_beta:.3g}", [-0.05, 0.47, 0.52, 0.53]),
+        (data.strong, first, METHOD_COLORS["APMD"],
+         f"(b) fixed reference, strong $\\beta$ = {data.strong_beta:.3g}", [0.44, 0.47, 0.52, 0.53]),
     )
-    for landscape, title, box in panels:
+    for landscape, segment, color, title, box in panels:
         axes = figure.add_axes(box, projection="3d", computed_zorder=False)
         axes.set_facecolor("none")
         _surface(axes, landscape)
-        _path_on(axes, landscape)
+        _path_on(axes, landscape, segment, color=color)
         axes.set_title(title, y=0.96)
         axes.set_zlabel("$J_\\beta(\\pi; \\pi_0)$")
         axes.set_xticks(np.arange(np.ceil(landscape.u.min() / 4) * 4, landscape.u.max() + 1e-9, 4))
         axes.set_yticks(np.arange(np.ceil(landscape.v.min() / 4) * 4, landscape.v.max() + 1e-9, 4))
         axes.set_box_aspect(None, zoom=0.85)
     axes = figure.add_axes([0.02, 0.03, 0.8, 0.47], projection="3d", computed_zorder=False)
-    steps = stack.apmd.trajectory.gradient_steps
-    for level, (landscape, reset, step) in enumerate(zip(stack.stack, stack.stack_resets, stack.stack_steps)):
+    for level, (landscape, reset, step) in enumerate(zip(data.stack, data.stack_resets, data.stack_steps)):
         offset = level * STACK_SPACING
-        start = int(np.searchsorted(steps, step))
-        stop = int(np.searchsorted(steps, min(step + stack.inner_steps, steps[-1])))
-        segment = slice(start, stop + 1)
+        segment = _segment(data, int(step))
         _surface(axes, landscape, _window(landscape, landscape.path[segment], STACK_MARGIN), offset=offset)
-        _path_on(axes, landscape, segment, offset=offset, lw=2.2)
+        _path_on(axes, landscape, segment, offset=offset, lw=2.2, color=METHOD_COLORS["APMD"])
         reference = landscape.reference
-        axes.text(reference[0] + 0.3, reference[1], landscape.path_objective[start] + offset, f"t = {reset}")
+        axes.text(reference[0] + 0.3, reference[1], landscape.path_objective[segment.start] + offset, f"t = {reset}")
     axes.set_zticks([])
     axes.set_zlabel(f"$J_\\beta(\\pi; \\pi_t)$, lifted {STACK_SPACING:g} per level")
-    axes.set_title(f"(c) resets: one subproblem per reset, $\\beta$ = {stack.strong_beta:.3g}, K = {stack.inner_steps}",
+    axes.set_title(f"(c) resets: one subproblem per reset, $\\beta$ = {data.strong_beta:.3g}, K = {data.inner_steps}",
                    y=0.98)
     for axes in figure.axes:
         axes.set_xlabel("u: optimal vs distractor", fontsize=9)
         axes.set_ylabel("v: rewarding vs zero", fontsize=9)
         axes.view_init(elev=26, azim=-62)
     colorbar_axes = figure.add_axes([0.86, 0.08, 0.025, 0.32])
-    figure.colorbar(ScalarMappable(norm=COVERAGE_NORM, cmap=colormaps["magma"]), cax=colorbar_axes,
-                    label="$\\log_{10}$ coverage")
+    figure.colorbar(ScalarMappable(norm=REWARD_NORM, cmap=colormaps["viridis"]), cax=colorbar_axes,
+                    label="expected reward $J(\\pi)$")
     return figure
 
 

@@ -7,11 +7,13 @@ while reward rises. The subpackage follows the data flow of the book, one job pe
 - :mod:`covpo.collapse_instance`: the instance, its closed forms and the ``(u, v)`` plane;
 - :mod:`covpo.experiments.collapse.engine`: the compiled exact-gradient REINFORCE engine;
 - :mod:`covpo.experiments.collapse.sweeps`: the sweeps chapter 2 reports;
+- :mod:`covpo.experiments.collapse.step_sizes`: learning rates inside the smoothness range and far beyond it;
+- :mod:`covpo.experiments.collapse.phases`: the slide's law and the length of the recovery, measured on one run;
 - :mod:`covpo.experiments.collapse.landscape`: the objective over the plane and the path on the simplex;
 - :mod:`covpo.experiments.collapse.sampled`: stochastic REINFORCE on the same instance;
 - :mod:`covpo.experiments.collapse.resets`: exact-gradient APMD (reference resets) in the same engine;
 - :mod:`covpo.experiments.collapse.reset_sweeps`: the sweeps of APMD (learning rate, inner steps, knob);
-- :mod:`covpo.experiments.collapse.paper_figures`: the data of the paper's Figures 1, 2a and 3.
+- :mod:`covpo.experiments.collapse.paper_figures`: the data of the paper's Figures 1, 2 and 3.
 
 Every public name is re-exported here, so ``from covpo.experiments.collapse import exact_collapse_run``
 works whichever module holds it.
@@ -49,15 +51,41 @@ from covpo.collapse_instance import (
     strongest_eps_optimal_beta,
 )
 from .landscape import Landscape, SimplexPath, landscape_grid, simplex_path
+from .phases import (
+    DENSE_RECORDS,
+    RecoveryProfile,
+    SlideProfile,
+    dense_collapse_run,
+    recovery_profile,
+    slide_profile,
+)
+from .step_sizes import (
+    LARGE_STEP_ETAS,
+    SMOOTH_RANGE_ETAS,
+    SOFTMAX_SMOOTHNESS,
+    STEP_SIZE_GAPS,
+    ExponentialFits,
+    FirstSteps,
+    LearningRateGrid,
+    first_steps,
+    learning_rate_grid,
+    smooth_step_limit,
+)
 from .paper_figures import (
     FIGURE_GAP,
     FIGURE_MAX_STEPS,
+    Figure1aData,
     Figure1Data,
     Figure2aData,
+    Figure2bcData,
     Figure3Data,
+    FixedReferenceRateSweep,
     figure_1_data,
+    figure_1a_data,
     figure_2a_data,
+    figure_2bc_data,
     figure_3_data,
+    fixed_reference_rate_sweep,
 )
 from .reset_sweeps import (
     APMD_KNOB_GAPS,
@@ -65,11 +93,9 @@ from .reset_sweeps import (
     ETA_GRID,
     INNER_STEPS_GRID,
     APMDKnobSweep,
-    APMDLearningRateSweep,
     InnerAccuracySweep,
     InnerStepsSweep,
     PowerFit,
-    apmd_learning_rate_sweep,
     apmd_steps_along_knob,
     fit_power,
     inner_accuracy_sweep,
@@ -104,6 +130,22 @@ from .sweeps import (
 )
 
 __all__ = [
+    "DENSE_RECORDS",
+    "LARGE_STEP_ETAS",
+    "SMOOTH_RANGE_ETAS",
+    "SOFTMAX_SMOOTHNESS",
+    "STEP_SIZE_GAPS",
+    "ExponentialFits",
+    "FirstSteps",
+    "LearningRateGrid",
+    "RecoveryProfile",
+    "SlideProfile",
+    "dense_collapse_run",
+    "first_steps",
+    "learning_rate_grid",
+    "recovery_profile",
+    "slide_profile",
+    "smooth_step_limit",
     "APMD_KNOB_GAPS",
     "BETA_SEARCH_BOUNDS",
     "CHUNK_STEPS",
@@ -134,7 +176,6 @@ __all__ = [
     "UNREGULARIZED_GAPS",
     "ZERO",
     "APMDKnobSweep",
-    "APMDLearningRateSweep",
     "BetaEscapeMap",
     "BetaSweep",
     "CollapseInstance",
@@ -142,8 +183,11 @@ __all__ = [
     "ExactRunsSummary",
     "ExponentialFit",
     "Figure1Data",
+    "Figure1aData",
     "Figure2aData",
+    "Figure2bcData",
     "Figure3Data",
+    "FixedReferenceRateSweep",
     "InnerAccuracySweep",
     "InnerStepsSweep",
     "Landscape",
@@ -152,7 +196,6 @@ __all__ = [
     "SeedSweep",
     "SimplexPath",
     "StepsToEpsSweep",
-    "apmd_learning_rate_sweep",
     "apmd_steps_along_knob",
     "beta_escape_map",
     "beta_sweep",
@@ -163,10 +206,13 @@ __all__ = [
     "exact_collapse_run",
     "exact_reinforce_many",
     "figure_1_data",
+    "figure_1a_data",
     "figure_2a_data",
+    "figure_2bc_data",
     "figure_3_data",
     "fit_exponential",
     "fit_power",
+    "fixed_reference_rate_sweep",
     "inner_accuracy_sweep",
     "inner_kl_per_reset",
     "inner_steps_sweep",

@@ -1,6 +1,5 @@
 """Sweeps of exact-gradient APMD on the collapse family (paper section 3.1, appendix C).
 
-- :func:`apmd_learning_rate_sweep`: the short learning-rate sweep of the paper's protocol;
 - :func:`inner_steps_sweep`: where coverage preservation breaks as the inner loop gets too
   short or the step too large;
 - :func:`apmd_steps_along_knob`: steps to eps along the hardness knob of chapter 2, which
@@ -56,75 +55,12 @@ INNER_STEPS_GRID = (1, 2, 4, 8, 16, 32, 64)
 """Inner step counts of :func:`inner_steps_sweep`."""
 
 ETA_GRID = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
-"""Learning rates of :func:`inner_steps_sweep` and :func:`apmd_learning_rate_sweep`."""
+"""Learning rates of :func:`inner_steps_sweep`."""
 
 ACCURACY_ETAS = (2.0, 4.0)
 """Learning rates of :func:`inner_accuracy_sweep`."""
 
 DEFAULT_COVERAGE_FRACTION = 0.5
-MONOTONE_TOLERANCE = 1e-12
-
-
-@dataclass(frozen=True)
-class APMDLearningRateSweep:
-    """Short APMD runs at several learning rates, to pick the one that improves reward fastest.
-
-    Attributes
-    ----------
-    etas
-        The learning rates.
-    reward
-        ``J`` at every step, ``(n_etas, n_steps + 1)``.
-    monotone
-        Whether the reward never decreased (to ``1e-12``) during the run.
-    best_eta
-        The monotone learning rate with the highest final reward (ties go to the one listed first).
-    beta, inner_steps
-        The APMD settings of the sweep.
-    """
-
-    etas: np.ndarray
-    reward: np.ndarray
-    monotone: np.ndarray
-    best_eta: float | None
-    beta: float
-    inner_steps: int
-
-
-def apmd_learning_rate_sweep(
-    instance: CollapseInstance,
-    etas: Sequence[float] | np.ndarray = ETA_GRID,
-    n_steps: int = 100,
-    beta: float = DEFAULT_APMD_BETA,
-    inner_steps: int = DEFAULT_INNER_STEPS,
-) -> APMDLearningRateSweep:
-    """The short learning-rate sweep of the paper's protocol (appendix C.1), run on APMD itself.
-
-    Each learning rate runs ``n_steps`` exact APMD steps; the pick is the fastest rate whose
-    reward rises at every step. Rates past the stable range oscillate, and on this family a
-    rate with ``eta * beta >= 4`` also stalls where the optimal response and the distractor
-    hold equal mass (:mod:`covpo.experiments.collapse.resets`).
-    """
-    instance = _check_instance(instance)
-    etas = check_positive_grid("etas", etas)
-    n_steps = check_count("n_steps", n_steps)
-    beta = check_positive("beta", beta)
-    inner_steps = check_count("inner_steps", inner_steps)
-    runs = _run_exact(
-        [instance] * etas.size,
-        etas,
-        np.full(etas.size, beta),
-        np.full(etas.size, -1.0),
-        n_steps,
-        np.arange(n_steps + 1, dtype=np.int64),
-        progress=False,
-        inner_steps=np.full(etas.size, inner_steps),
-    )
-    reward = _state_summary(instance, runs.record_logits)["reward"]
-    monotone = np.all(np.diff(reward, axis=1) >= -MONOTONE_TOLERANCE, axis=1)
-    final = np.where(monotone, reward[:, -1], -np.inf)
-    best_eta = float(etas[np.argmax(final)]) if monotone.any() else None
-    return APMDLearningRateSweep(etas, reward, monotone, best_eta, beta, inner_steps)
 
 
 @dataclass(frozen=True)

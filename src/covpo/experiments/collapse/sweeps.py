@@ -3,13 +3,16 @@
 Measured on this family (our instance and constants, not the paper's): once the zero block
 has drained, its mass decays like ``1 / t`` (``t = eta * steps``) and keeps pushing the
 distractor ahead of the optimal response, so coverage decays like ``w / t`` with
-``dw / d log t = gap * w**2``. Coverage keeps falling until ``t ~ exp(1 / (gap * w_0))``, and
-only then can the optimal response overtake the distractor: steps to ``eps = gap / 2`` grow
-like ``exp(c / gap)`` at a fixed base coverage, hence a fixed Best-of-N cost
-(:func:`steps_to_eps_sweep`). Learning rates far above the default (tens to about a hundred)
-drain the zero block in one step and skip most of the collapse on this family; the default
-``eta = 4`` is the fastest rate whose strongly regularized ascent stays monotone in
-:func:`learning_rate_sweep`.
+``dw / d log t = k * gap * w**2``, ``k`` between 1.03 and 1.34 on the gap-0.1 run
+(:func:`~covpo.experiments.collapse.phases.slide_profile`). Coverage keeps falling until
+``log t`` has grown by about ``1 / (k * gap * w_0)``, and only then can the optimal response
+overtake the distractor: steps to ``eps = gap / 2`` grow like ``exp(c / gap)`` at a fixed base
+coverage, hence a fixed Best-of-N cost (:func:`steps_to_eps_sweep`). The default ``eta = 4``
+lies five times beyond the smoothness range ``eta <= 2 / L = 0.8``; inside that range the
+growth is steeper and the collapse deeper
+(:func:`~covpo.experiments.collapse.step_sizes.learning_rate_grid`), so sweeps at ``eta = 4``
+understate the collapse. Rates of 16 to 64 empty the zero block within a few steps and skip the
+collapse on this family (:func:`~covpo.experiments.collapse.step_sizes.first_steps`).
 """
 
 from __future__ import annotations
