@@ -346,3 +346,35 @@ def test_a_strong_kl_step_warns_like_every_other_algorithm_then_diverges_as_docu
     with pytest.warns(UnstableStepWarning, match="GRPO"), pytest.raises(FloatingPointError, match="eta"):
         grpo(small_instance(), beta=1e8, eta=1.0, n_iterations=3, batch_size=8, group_size=4, inner_steps=4,
              rng=np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("group_size", [2, 3])
+def test_reset_grpo_batch_objective_has_the_expectation_the_chapter_states(group_size):
+    # With the reference reset to the sampling policy pi_t and a clip that does not act, the
+    # batch objective's expectation over groups drawn from pi_t is
+    # (G - 1)/G (J(pi) - V_t) - beta (chi2(pi_t || pi) - KL(pi_t || pi)) (chapter 4, exact
+    # enumeration of every group of one prompt).
+    import itertools
+
+    from covpo.instances import tabular_instance
+
+    rewards = np.array([[1.0, 0.4, 0.0]])
+    instance = tabular_instance(rewards, np.array([[0.2, 0.5, 0.3]]))
+    log_old = base_log_policy(instance)
+    theta = instance.base_theta + np.array([0.3, -0.2, 0.1])
+    log_pi = log_policy(instance, theta)
+    beta = 0.6
+    expected = 0.0
+    for group in itertools.product(range(3), repeat=group_size):
+        responses = np.array([group])
+        prompts = np.zeros_like(responses)
+        batch = ResponseBatch(prompts, responses, rewards[0, responses], log_old[0, responses])
+        advantages = group_advantages(batch.rewards)
+        value = grpo_objective(instance, theta, batch, advantages, log_old, beta, clip_epsilon=0.999,
+                               clip_epsilon_high=1e6, kl="k3")
+        expected += np.exp(log_old[0, list(group)].sum()) * value
+    pi, pi_t = np.exp(log_pi[0]), np.exp(log_old[0])
+    chi2 = np.sum(pi_t**2 / pi) - 1.0
+    kl_reverse = np.sum(pi_t * (log_old[0] - log_pi[0]))
+    formula = (group_size - 1) / group_size * (pi @ rewards[0] - pi_t @ rewards[0]) - beta * (chi2 - kl_reverse)
+    assert expected == pytest.approx(formula, rel=1e-12)

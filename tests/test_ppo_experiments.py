@@ -27,8 +27,14 @@ from covpo.algorithms.ppo_noclip import ppo_noclip_gradient, ppo_noclip_objectiv
 from covpo.algorithms.ratios import RatioRecorder
 from covpo.batches import ResponseBatch, draw_batch
 from covpo.experiments.ppo import (
+    PPO_INTERVAL,
     batch_estimates,
     clip_activity_grid,
+    clipping_benefit,
+    inner_loop_curvature,
+    landscape,
+    ppo_min_thresholds,
+    regularized_hessian,
     estimator_spread,
     practice_recipes,
     ratio_bounds_by_beta,
@@ -50,7 +56,7 @@ from covpo.experiments.sweeps import (
 )
 from covpo.families import random_family, stacked_collapse_instance
 from covpo.table import Table
-from tests.helpers import small_instance
+from tests.helpers import finite_difference, small_instance
 from tests.strategies import softmax_linear_instances
 
 # ---------------------------------------------------------------------------------------
@@ -106,7 +112,7 @@ def test_clip_grid_default_interval_never_clips_here_and_the_fixed_column_is_las
     instance = small_instance()
     grid = clip_activity_grid(instance, (0.5, 2.0), (0.1, 1.0), eta_beta=1.0, inner_steps=3, batch_size=32, horizon=3, seed=0)
     assert grid.clip_fraction.shape == (2, 3)
-    assert grid.column_labels[-1] == "[0.8, 1.25]"
+    assert grid.column_labels[-1] == "PPO [0.8, 1.2]"
     assert np.all(grid.target_extent <= 1.0)
     assert np.all(grid.clip_fraction[:, 0] >= grid.clip_fraction[:, 1])
 
@@ -225,7 +231,7 @@ def test_summaries_name_every_row():
     table = methods_table(methods)
     assert table.column("budget (responses)") == [48, 48] and table.column("G (responses per prompt)")[1] == 4
     grid = clip_activity_grid(instance, (1.0,), (1.0,), eta_beta=1.0, inner_steps=2, batch_size=8, horizon=2, seed=0)
-    assert "beta 1" in grid.summary() and "[0.8, 1.25]" in grid.summary("final_suboptimality")
+    assert "beta 1" in grid.summary() and "PPO [0.8, 1.2]" in grid.summary("final_suboptimality")
     spread = estimator_spread(instance, 1.0, (0.0, 1.0), batch_size=8, n_batches=4, seed=0)
     assert spread.summary().count("\n") == 2
     comparison = compare_recipes(instance, methods, 64, eps=0.5, seeds=(0,))
@@ -347,10 +353,21 @@ def _bad_ppo_experiment_calls():
         (lambda: experiments.reverse_kl_optimum(instance, reference[:2], 1.0), "log_reference"),
         (lambda: experiments.ratio_spread_table([None]), "spreads"),
         (lambda: experiments.ratio_bounds_table({"a": None}), "tables"),
+        (lambda: experiments.regularized_hessian(instance, instance.base_theta[:2], reference, 1.0), "theta"),
+        (lambda: experiments.regularized_hessian(instance, instance.base_theta, reference, 0.0), "beta"),
+        (lambda: experiments.landscape(instance, 1.0, [-1.0], n_directions=2, seed=0), "radii"),
+        (lambda: experiments.landscape(instance, 1.0, [1.0], n_directions=0, seed=0), "n_directions"),
+        (lambda: experiments.ppo_min_thresholds((1.2, 0.8)), "interval"),
+        (lambda: experiments.clipping_benefit(instance, 1.0, [1.0], eta=1.0, batch_size=4, inner_steps=1,
+                                              n_iterations=1, eps=0.1, seeds=()), "seeds"),
+        (lambda: experiments.clipping_benefit(instance, 1.0, [0.0], eta=1.0, batch_size=4, inner_steps=1,
+                                              n_iterations=1, eps=0.1, seeds=(0,)), "widths"),
+        (lambda: experiments.inner_loop_curvature(instance, beta=1.0, eta=1.0, n_iterations=0, batch_size=4,
+                                                  inner_steps=1, seed=0), "n_iterations"),
     ]
 
 
-@pytest.mark.parametrize("index", range(19))
+@pytest.mark.parametrize("index", range(27))
 def test_experiment_bad_input_raises_naming_the_argument(index):
     call, name = _bad_ppo_experiment_calls()[index]
     with pytest.raises(ValueError, match=name):
@@ -370,3 +387,64 @@ def test_ratio_spread_rejects_a_trajectory_of_another_instance():
         ratio_spread(other, trajectory, recorder.finish())
     with pytest.raises(ValueError, match="ratios"):
         ratio_spread(small_instance(), trajectory, None)
+
+
+# ---------------------------------------------------------------------------------------
+# The landscape of PPO-NoClip's objective, PPO's fixed interval, and clipping in training
+
+
+def test_regularized_hessian_is_the_derivative_of_the_regularized_gradient():
+    from covpo.objectives import regularized_gradient
+
+    instance = small_instance()
+    reference = log_policy(instance, instance.base_theta + 0.2)
+    theta = instance.base_theta + np.random.default_rng(1).standard_normal(instance.dim)
+    for beta in (0.3, 2.0):
+        numeric = finite_difference(lambda t: regularized_gradient(instance, t, reference, beta), theta)
+        np.testing.assert_allclose(regularized_hessian(instance, theta, reference, beta), numeric, atol=1e-7)
+
+
+def test_regularized_hessian_at_the_target_is_minus_beta_times_a_covariance():
+    instance = small_instance()
+    reference = base_log_policy(instance)
+    beta = 0.7
+    target = instance.base_theta + instance.reward_theta / beta
+    hessian = regularized_hessian(instance, target, reference, beta)
+    assert np.linalg.eigvalsh(hessian).max() < 0.0
+    np.testing.assert_allclose(hessian, hessian.T, atol=1e-14)
+
+
+def test_landscape_gap_equals_beta_kl_and_concavity_holds_at_the_target():
+    instance = small_instance()
+    result = landscape(instance, 1.0, [0.0, 0.5, 20.0], n_directions=3, seed=0)
+    np.testing.assert_allclose(result.gap, result.beta_kl, atol=1e-12)
+    assert result.noclip_top[0] < 0.0 and np.all(result.kimi_bottom > 0.0)
+    assert result.concave_radius >= 0.0 and result.table().column("ρ") == [0.0, 0.5, 20.0]
+
+
+def test_inner_loop_curvature_shapes_and_gap_identity():
+    instance = small_instance()
+    curvature = inner_loop_curvature(instance, beta=1.0, eta=1.0, n_iterations=2, batch_size=16, inner_steps=3, seed=0)
+    assert curvature.top_eigenvalue.shape == (2, 4) and curvature.batch_gap.shape == (2,)
+    np.testing.assert_allclose(curvature.gap, curvature.beta_kl, atol=1e-12)
+    assert np.all(curvature.batch_gap >= -1e-12)
+
+
+def test_ppo_min_thresholds_reproduce_ppos_minimum_for_nonnegative_rewards():
+    low, high = ppo_min_thresholds(PPO_INTERVAL)
+    assert high == 1.2 and 0.0 < low < 1e-300
+    weights = np.array([0.1, 0.79, 0.8, 1.0, 1.2, 1.21, 5.0])
+    rewards = np.array([0.3, 1.0, 0.0, 0.5, 1.0, 0.2, 0.7])
+    ppo = np.minimum(weights * rewards, np.clip(weights, 0.8, 1.2) * rewards)
+    np.testing.assert_array_equal(np.clip(weights, low, high) * rewards, ppo)
+
+
+def test_clipping_benefit_rows_differ_only_in_the_clip():
+    instance = small_instance()
+    result = clipping_benefit(instance, 1.0, (1.0, 100.0), eta=1.0, batch_size=8, inner_steps=2, n_iterations=3,
+                              eps=0.5, seeds=(0, 1))
+    assert result.labels == ("PPO-NoClip", "PPO-Lite, width 1", "PPO-Lite, width 100")
+    assert result.clip_fraction.shape == (3, 2) and np.all(result.clip_fraction[0] == 0.0)
+    # An interval that never clips leaves PPO-Lite with the sampled penalty exactly PPO-NoClip.
+    np.testing.assert_allclose(result.inner_kl[2], result.inner_kl[0], rtol=1e-10)
+    assert result.table().column("method")[0] == "PPO-NoClip"

@@ -16,7 +16,14 @@ frozen records for the figures of :mod:`covpo.plots.ppo`:
   records, for :func:`~covpo.experiments.sweeps.compare_recipes` beside the methods of the cost
   sweeps (:func:`~covpo.experiments.sweeps.random_family_methods`,
   :func:`~covpo.experiments.sweeps.collapse_family_methods`) on the families of :mod:`covpo.families`;
-- :func:`reverse_kl_optimum`, the policy that the k3 penalty's gradient points to.
+- :func:`reverse_kl_optimum`, the policy that the k3 penalty's gradient points to;
+- :func:`regularized_hessian`, :func:`landscape` and :func:`inner_loop_curvature`: the local
+  concavity of PPO-NoClip's population objective (paper Eq. 24) against KimiPO's global
+  convexity (appendix J.1), and the objective-gap identity of appendix G.1 along the inner loop;
+- :func:`ppo_min_thresholds`: PPO's fixed interval ``[1 - eps, 1 + eps]`` applied through its
+  pessimistic minimum, as PPO-Lite thresholds;
+- :func:`clipping_benefit`: PPO-NoClip against PPO-Lite with the same sampled penalty, in
+  training runs where the clip acts.
 
 Every instance, constant, budget and seed here is ours; the paper's are not reproduced.
 """
@@ -39,7 +46,9 @@ from covpo.objectives import (
 from covpo.policies import base_log_policy, kl_per_prompt, log_policy, mean_features
 from covpo import run
 from covpo.algorithms.ppo_lite import check_clip_thresholds, clip_width_thresholds, default_clip_thresholds
+from covpo.algorithms.ppo_noclip import ppo_noclip_gradient, ppo_noclip_objective
 from covpo.algorithms.ratios import RatioRecord, RatioRecorder
+from covpo.algorithms.squared_loss import kimi_population_hessian
 from covpo.batches import draw_batch
 from covpo.experiments.sweeps import Method
 from covpo.table import Table
@@ -395,6 +404,22 @@ def target_log_ratio_extent(instance: BanditInstance, thetas: np.ndarray, beta: 
     return extent / (max_reward / beta)
 
 
+PPO_INTERVAL = (0.8, 1.2)
+"""PPO's ratio interval ``[1 - eps, 1 + eps]`` at its usual ``eps = 0.2`` (also TRL's default ``epsilon``)."""
+
+
+def ppo_min_thresholds(interval: tuple[float, float] = PPO_INTERVAL) -> tuple[float, float]:
+    """PPO-Lite thresholds that reproduce PPO's pessimistic minimum for a non-negative advantage.
+
+    PPO maximizes ``min(w A, clip(w, 1 - eps, 1 + eps) A)``. PPO-Lite's advantage is the reward
+    itself, ``A = r >= 0``, where the minimum is ``min(w, 1 + eps) r``: only the upper end ever
+    acts, and a weight below ``1 - eps`` keeps its gradient. As PPO-Lite thresholds that is
+    ``(c_lo, 1 + eps)`` with ``c_lo`` the smallest positive float, which no weight reaches.
+    """
+    low, high = _check_interval("interval", interval)
+    return float(np.finfo(float).tiny), high
+
+
 CLIP_ACTIVITY_GRIDS = ("clip_fraction", "final_suboptimality", "min_log10_coverage", "mean_inner_kl", "target_extent")
 """The grids of a :class:`ClipActivity` record that its ``summary`` and ``table`` show."""
 
@@ -409,7 +434,8 @@ class ClipActivity:
         The grid: ``(n_betas,)`` strengths and ``(n_widths,)`` log-space widths of the interval
         (:func:`~covpo.algorithms.ppo_lite.clip_width_thresholds`; 1 is the default interval).
     fixed_interval
-        A ``beta``-independent interval ``(c_lo, c_hi)`` run as one more column (PPO's ``[1 - e, 1 + e]`` style).
+        PPO's ``beta``-independent interval ``(1 - eps, 1 + eps)``, run as one more column with
+        PPO's pessimistic minimum (:func:`ppo_min_thresholds`).
     clip_fraction
         Mean share of the batch that is clipped at the iterates where gradients are taken,
         ``(n_betas, n_widths + 1)``; the last column is the fixed interval.
@@ -442,7 +468,7 @@ class ClipActivity:
     def column_labels(self) -> list[str]:
         """One label per column of the grids."""
         low, high = self.fixed_interval
-        return [f"width {w:g}" for w in self.widths] + [f"[{low:g}, {high:g}]"]
+        return [f"width {w:g}" for w in self.widths] + [f"PPO [{low:g}, {high:g}]"]
 
     def summary(self, values: str = "clip_fraction", digits: int = 3) -> str:
         """A table of one grid (``"clip_fraction"``, ``"final_suboptimality"``, ...), one row per ``beta``."""
@@ -473,16 +499,18 @@ def clip_activity_grid(
     betas: Sequence[float],
     widths: Sequence[float],
     *,
-    fixed_interval: tuple[float, float] = (0.8, 1.25),
+    fixed_interval: tuple[float, float] = PPO_INTERVAL,
     eta_beta: float,
     inner_steps: int,
     batch_size: int,
     horizon: float,
     seed: int,
 ) -> ClipActivity:
-    """Run PPO-Lite at every ``beta`` with every interval width and with ``fixed_interval``.
+    """Run PPO-Lite at every ``beta`` with every interval width and with PPO's ``fixed_interval``.
 
-    Each run takes ``ceil(horizon beta)`` outer iterations with ``eta = eta_beta / beta``, the
+    The width columns clip ``w r`` to the interval two-sidedly, as Algorithm 2 does; the last
+    column applies ``fixed_interval = (1 - eps, 1 + eps)`` as PPO does, through the pessimistic
+    minimum ``min(w r, clip(w, 1 - eps, 1 + eps) r)`` (:func:`ppo_min_thresholds`). Each run takes ``ceil(horizon beta)`` outer iterations with ``eta = eta_beta / beta``, the
     exact KL penalty, and ``np.random.default_rng(seed)``, so the runs of one row differ only
     in their thresholds.
     """
@@ -499,7 +527,7 @@ def clip_activity_grid(
     shape = (betas.size, widths.size + 1)
     grids = {key: np.zeros(shape) for key in ("clip", "sub", "cov", "kl", "extent")}
     for i, beta in enumerate(betas):
-        intervals = [clip_width_thresholds(beta, max_reward, w) for w in widths] + [fixed_interval]
+        intervals = [clip_width_thresholds(beta, max_reward, w) for w in widths] + [ppo_min_thresholds(fixed_interval)]
         for j, thresholds in enumerate(intervals):
             recorder = RatioRecorder()
             trajectory = run(
@@ -817,3 +845,342 @@ def reverse_kl_optimum(instance: BanditInstance, log_reference: np.ndarray, beta
         result[x] = row - logsumexp(row)
     return result
 
+
+
+# ---------------------------------------------------------------------------------------
+# The landscape of PPO-NoClip's population objective (paper Eq. 24, appendices G.1 and J.1)
+
+
+def regularized_hessian(instance: BanditInstance, theta: np.ndarray, log_reference: np.ndarray, beta: float) -> np.ndarray:
+    """Hessian of ``theta -> J_beta(pi_theta; pi_ref)`` for softmax-linear policies (paper appendix G.1, cf. Eq. 24).
+
+    Per prompt, with ``s = phi - phibar_theta`` and ``h = r - beta log(pi_theta / pi_ref)``,
+    the gradient is ``Cov_theta(phi, h)`` and the Hessian
+    ``E_theta[s s^T (h - E_theta h)] - beta Cov_theta(phi)``, averaged over prompts. At the
+    target ``pi_ref exp(r / beta) / Z`` the first term vanishes (``h`` is constant per prompt),
+    so the objective is concave there; away from it the third-moment term can make it
+    indefinite: the concavity is local (our derivation of the paper's statement).
+    """
+    instance = check_instance("instance", instance, BanditInstance)
+    theta = check_shape("theta", check_finite_array("theta", theta, ndim=1), (instance.dim,))
+    log_reference = _check_log_reference(instance, log_reference)
+    beta = check_positive("beta", beta)
+    log_probs = log_policy(instance, theta)
+    probs = np.exp(log_probs)
+    centered = instance.features - mean_features(instance, log_probs)[:, None, :]
+    advantage = instance.rewards - beta * (log_probs - log_reference)
+    advantage = advantage - np.sum(probs * advantage, axis=1, keepdims=True)
+    weights = instance.prompt_probs[:, None] * probs
+    return np.einsum("xy,xyd,xye->de", weights * (advantage - beta), centered, centered)
+
+
+def _kimi_hessian(instance: BanditInstance, theta: np.ndarray, log_reference: np.ndarray, beta: float) -> np.ndarray:
+    """Hessian of KimiPO's population loss with its mean baseline ``V_t(x)`` (paper appendix J.1)."""
+    baseline = np.sum(np.exp(log_reference) * instance.rewards, axis=1)
+    return kimi_population_hessian(instance, theta, log_reference, beta, baseline)
+
+
+@dataclass(frozen=True, eq=False)
+class Landscape:
+    """PPO-NoClip's population objective around its target, against KimiPO's loss (paper Eq. 24, appendices G.1, J.1).
+
+    The reference is the base model and the target ``theta_* = theta_0 + theta_star / beta``
+    (a realizable instance); points ``theta_* + rho u`` for unit directions ``u``.
+
+    Attributes
+    ----------
+    radii
+        ``rho``, ``(n_radii,)``.
+    noclip_top
+        Largest Hessian eigenvalue of ``J_beta(pi_theta; pi_0)`` over the directions, per radius
+        (negative: concave there in every direction tried).
+    kimi_bottom
+        Smallest Hessian eigenvalue of KimiPO's population loss over the directions, per radius
+        (positive: convex).
+    gap
+        ``J_beta(pi_*; pi_0) - J_beta(pi_theta; pi_0)``, largest over the directions, per radius.
+    beta_kl
+        ``beta E_x KL(pi_theta || pi_*)`` at the same point (the identity of appendix G.1 makes it equal to ``gap``).
+    target_norm
+        ``||theta_* - theta_0|| = ||theta_star|| / beta``, the distance from the reference to the target.
+    beta, n_directions
+        The settings.
+    """
+
+    radii: np.ndarray
+    noclip_top: np.ndarray
+    kimi_bottom: np.ndarray
+    gap: np.ndarray
+    beta_kl: np.ndarray
+    target_norm: float
+    beta: float
+    n_directions: int
+
+    @property
+    def concave_radius(self) -> float:
+        """The largest radius of the grid up to which every direction tried is concave (``nan`` if none is)."""
+        concave = self.noclip_top < 0.0
+        if not concave[0]:
+            return float("nan")
+        last = np.flatnonzero(~concave)
+        return float(self.radii[-1] if last.size == 0 else self.radii[last[0] - 1])
+
+    def table(self) -> Table:
+        """Per radius: the NoClip objective's largest and KimiPO loss's smallest Hessian eigenvalue, and the gap both ways."""
+        rows = tuple(
+            (float(r), float(r / self.target_norm), float(top), float(bottom), float(gap), float(kl))
+            for r, top, bottom, gap, kl in zip(self.radii, self.noclip_top, self.kimi_bottom, self.gap, self.beta_kl)
+        )
+        return Table(
+            ("ρ", "ρ / ‖θ_* − θ_0‖", "NoClip: largest eigenvalue", "KimiPO: smallest eigenvalue",
+             "J_β(π_*) − J_β(π_θ)", "β KL(π_θ ‖ π_*)"),
+            rows,
+            caption=f"Curvature at θ_* + ρu, over {self.n_directions} directions u, β = {self.beta:g}",
+            notes=("NoClip: the Hessian of J_β(π_θ; π_0), largest eigenvalue over all directions tried (negative means "
+                   "concave there). KimiPO: the Hessian of its population loss with the mean baseline, smallest "
+                   "eigenvalue (positive means convex). Gap and KL: the largest over the directions.",),
+        )
+
+
+def landscape(instance: BanditInstance, beta: float, radii: Sequence[float], *, n_directions: int, seed: int) -> Landscape:
+    """:class:`Landscape` at ``theta_* + rho u`` for ``n_directions`` random unit ``u`` (``np.random.default_rng(seed)``)."""
+    instance = check_instance("instance", instance, BanditInstance)
+    beta = check_positive("beta", beta)
+    radii = check_finite_array("radii", radii, ndim=1)
+    if radii.size == 0 or np.any(radii < 0.0):
+        raise ValueError(f"radii must hold at least one value, each >= 0, got {radii!r}")
+    n_directions = check_count("n_directions", n_directions)
+    seed = check_seed("seed", seed)
+    if instance.reward_theta is None:
+        raise ValueError("instance.reward_theta is None: the target parameter needs a realizable instance")
+    directions = np.random.default_rng(seed).standard_normal((n_directions, instance.dim))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    log_reference = base_log_policy(instance)
+    target = instance.base_theta + instance.reward_theta / beta
+    log_target = regularized_optimum(instance, log_reference, beta)
+    best = regularized_objective(instance, log_target, log_reference, beta)
+    columns: dict[str, list[float]] = {"top": [], "bottom": [], "gap": [], "kl": []}
+    for radius in radii:
+        tops, bottoms, gaps, kls = [], [], [], []
+        for u in directions:
+            theta = target + radius * u
+            log_probs = log_policy(instance, theta)
+            tops.append(np.linalg.eigvalsh(regularized_hessian(instance, theta, log_reference, beta)).max())
+            bottoms.append(np.linalg.eigvalsh(_kimi_hessian(instance, theta, log_reference, beta)).min())
+            gaps.append(best - regularized_objective(instance, log_probs, log_reference, beta))
+            kls.append(beta * float(instance.prompt_probs @ kl_per_prompt(log_probs, log_target)))
+        columns["top"].append(max(tops))
+        columns["bottom"].append(min(bottoms))
+        columns["gap"].append(max(gaps))
+        columns["kl"].append(max(kls))
+    return Landscape(
+        radii=radii,
+        noclip_top=np.array(columns["top"]),
+        kimi_bottom=np.array(columns["bottom"]),
+        gap=np.array(columns["gap"]),
+        beta_kl=np.array(columns["kl"]),
+        target_norm=float(np.linalg.norm(instance.reward_theta) / beta),
+        beta=beta,
+        n_directions=n_directions,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class InnerLoopCurvature:
+    """PPO-NoClip's inner iterates against the curvature of their population objective (paper Eq. 24, appendix G.1).
+
+    Attributes
+    ----------
+    top_eigenvalue
+        Largest Hessian eigenvalue of ``J_beta(pi_theta; pi_t)`` at every inner iterate
+        ``theta_{t,k}``, ``(n_iterations, K + 1)``.
+    gap
+        ``J_beta(pi*_{t+1}; pi_t) - J_beta(pi_theta; pi_t)`` at every inner iterate, same shape.
+    beta_kl
+        ``beta E_x KL(pi_theta || pi*_{t+1})`` at every inner iterate, same shape.
+    batch_gap
+        The empirical objective's gap on the reused batch, ``L_t(theta_hat) - L_t(theta_{t,K})``
+        with ``theta_hat`` the batch maximizer, ``(n_iterations,)``.
+    beta
+        The run's strength.
+    """
+
+    top_eigenvalue: np.ndarray
+    gap: np.ndarray
+    beta_kl: np.ndarray
+    batch_gap: np.ndarray
+    beta: float
+
+
+def inner_loop_curvature(
+    instance: BanditInstance, *, beta: float, eta: float, n_iterations: int, batch_size: int, inner_steps: int, seed: int
+) -> InnerLoopCurvature:
+    """Run PPO-NoClip (Algorithm 1) and measure the curvature and objective gaps at its inner iterates.
+
+    The batch maximizer of each inner loop is found by continuing gradient ascent on the same
+    batch (``20 K`` more steps) from the iterate handed back.
+    """
+    instance = check_instance("instance", instance, BanditInstance)
+    beta = check_positive("beta", beta)
+    eta = check_positive("eta", eta)
+    n_iterations = check_count("n_iterations", n_iterations)
+    inner_steps = check_count("inner_steps", inner_steps)
+    seed = check_seed("seed", seed)
+    top = np.zeros((n_iterations, inner_steps + 1))
+    gap, beta_kl = np.zeros_like(top), np.zeros_like(top)
+    batch_gap = np.zeros(n_iterations)
+
+    def observe(step) -> None:
+        t, k = step.iteration, step.inner_step
+        log_reference = step.log_sampling
+        log_probs = log_policy(instance, step.theta)
+        log_target = regularized_optimum(instance, log_reference, beta)
+        top[t, k] = np.linalg.eigvalsh(regularized_hessian(instance, step.theta, log_reference, beta)).max()
+        gap[t, k] = regularized_objective(instance, log_target, log_reference, beta) - regularized_objective(
+            instance, log_probs, log_reference, beta
+        )
+        beta_kl[t, k] = beta * float(instance.prompt_probs @ kl_per_prompt(log_probs, log_target))
+        if k == inner_steps:
+            theta = step.theta
+            for _ in range(20 * inner_steps):
+                theta = theta + eta * ppo_noclip_gradient(instance, theta, step.batch, beta)
+            batch_gap[t] = ppo_noclip_objective(instance, theta, step.batch, beta) - ppo_noclip_objective(
+                instance, step.theta, step.batch, beta
+            )
+
+    run(
+        "ppo_noclip", instance, rng=np.random.default_rng(seed), beta=beta, eta=eta, n_iterations=n_iterations,
+        batch_size=batch_size, inner_steps=inner_steps, on_inner_step=observe,
+    )
+    return InnerLoopCurvature(top_eigenvalue=top, gap=gap, beta_kl=beta_kl, batch_gap=batch_gap, beta=beta)
+
+
+# ---------------------------------------------------------------------------------------
+# Training runs where PPO-Lite's clip acts (paper section 3.3)
+
+
+@dataclass(frozen=True, eq=False)
+class ClippingBenefit:
+    """PPO-NoClip against PPO-Lite with the same sampled penalty, in runs where the clip acts (paper section 3.3).
+
+    Rows are methods: PPO-NoClip, then PPO-Lite with ``kl="sampled"`` and the interval
+    :func:`~covpo.algorithms.ppo_lite.clip_width_thresholds` at each width; so the rows differ only in the clip.
+
+    Attributes
+    ----------
+    labels
+        One per row.
+    widths
+        The interval widths of the PPO-Lite rows.
+    clip_fraction
+        Mean share of the batch clipped at the iterates where gradients are taken, ``(n_methods, n_seeds)``.
+    reached, responses_to_eps
+        Whether each run became eps-optimal, and the responses at the first eps-optimal record
+        (the whole budget where not reached).
+    final_suboptimality
+        ``J* - J`` at the end.
+    inner_kl
+        Mean over outer iterations of ``E_x KL(pi_{t+1} || pi*_{t+1})``: how accurately one batch
+        of ``N`` solves its subproblem.
+    beta, eta, batch_size, inner_steps, n_iterations, eps, seeds
+        The settings.
+    """
+
+    labels: tuple[str, ...]
+    widths: np.ndarray
+    clip_fraction: np.ndarray
+    reached: np.ndarray
+    responses_to_eps: np.ndarray
+    final_suboptimality: np.ndarray
+    inner_kl: np.ndarray
+    beta: float
+    eta: float
+    batch_size: int
+    inner_steps: int
+    n_iterations: int
+    eps: float
+    seeds: tuple[int, ...]
+
+    def table(self, caption: str = "") -> Table:
+        """Per method, over the seeds: share clipped, runs that reached eps, median responses, inner accuracy, final gap."""
+        rows = tuple(
+            (label, float(self.clip_fraction[i].mean()), f"{int(self.reached[i].sum())} of {len(self.seeds)}",
+             int(np.median(self.responses_to_eps[i])), float(np.median(self.inner_kl[i])),
+             float(np.median(self.final_suboptimality[i])))
+            for i, label in enumerate(self.labels)
+        )
+        return Table(
+            ("method", "share clipped", "reached ε", "responses to ε (median)", "inner-loop KL to target (median)",
+             "J* − J at the end (median)"),
+            rows,
+            caption=caption or f"β = {self.beta:g}, N = {self.batch_size}, K = {self.inner_steps}, η = {self.eta:g}",
+            notes=("Responses to ε: the whole budget where a run did not reach ε. Inner-loop KL: the mean over the run "
+                   "of E_x KL(π_{t+1} ‖ π*_{t+1}), then the median over seeds.",),
+        )
+
+
+def clipping_benefit(
+    instance: BanditInstance,
+    beta: float,
+    widths: Sequence[float],
+    *,
+    eta: float,
+    batch_size: int,
+    inner_steps: int,
+    n_iterations: int,
+    eps: float,
+    seeds: Sequence[int],
+) -> ClippingBenefit:
+    """Run PPO-NoClip and PPO-Lite (sampled penalty, interval of each width) from every seed.
+
+    Every run uses ``np.random.default_rng(seed)``, so the first batch of a seed is shared by all
+    rows, and the same ``beta``, ``eta``, ``N``, ``K`` and ``T``.
+    """
+    instance = check_instance("instance", instance, BanditInstance)
+    beta = check_positive("beta", beta)
+    widths = check_positive_grid("widths", widths)
+    eta = check_positive("eta", eta)
+    batch_size = check_count("batch_size", batch_size)
+    inner_steps = check_count("inner_steps", inner_steps)
+    n_iterations = check_count("n_iterations", n_iterations)
+    eps = check_positive("eps", eps)
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or not seeds:
+        raise ValueError(f"seeds must be a non-empty sequence of integers >= 0, got {seeds!r}")
+    seeds = tuple(check_seed("seeds", seed) for seed in seeds)
+    max_reward = float(instance.rewards.max())
+    common = {"beta": beta, "eta": eta, "n_iterations": n_iterations, "batch_size": batch_size,
+              "inner_steps": inner_steps}
+    variants = [("PPO-NoClip", "ppo_noclip", {})] + [
+        (f"PPO-Lite, width {w:g}", "ppo_lite", {"kl": "sampled", "thresholds": clip_width_thresholds(beta, max_reward, w)})
+        for w in widths
+    ]
+    shape = (len(variants), len(seeds))
+    clip, responses = np.zeros(shape), np.zeros(shape, dtype=np.int64)
+    reached = np.zeros(shape, dtype=bool)
+    final, inner_kl = np.zeros(shape), np.zeros(shape)
+    for i, (_, algorithm, extra) in enumerate(variants):
+        for j, seed in enumerate(seeds):
+            recorder = RatioRecorder()
+            trajectory = run(algorithm, instance, rng=np.random.default_rng(seed), on_inner_step=recorder, **common, **extra)
+            clip[i, j] = recorder.finish().mean_clip_fraction
+            hit = trajectory.responses_to_eps(eps)
+            reached[i, j] = hit is not None
+            responses[i, j] = trajectory.total_responses if hit is None else hit
+            final[i, j] = trajectory.suboptimality[-1]
+            inner_kl[i, j] = float(np.mean(trajectory.inner_kl))
+    return ClippingBenefit(
+        labels=tuple(label for label, _, _ in variants),
+        widths=widths,
+        clip_fraction=clip,
+        reached=reached,
+        responses_to_eps=responses,
+        final_suboptimality=final,
+        inner_kl=inner_kl,
+        beta=beta,
+        eta=eta,
+        batch_size=batch_size,
+        inner_steps=inner_steps,
+        n_iterations=n_iterations,
+        eps=eps,
+        seeds=seeds,
+    )

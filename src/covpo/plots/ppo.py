@@ -154,13 +154,13 @@ def _plain_log_ticks(axis, values: Sequence[float]) -> None:
 def clip_activity_figure(grid: ClipActivity) -> BookFigure:
     """PPO-Lite's clip fraction (left) and final suboptimality (right) against ``beta``, one line per interval.
 
-    The intervals are the default one scaled by each width and the fixed interval; the legend
-    under the panels names them. The numbers are :meth:`~covpo.experiments.ppo.ClipActivity.table`.
+    The intervals are the default one scaled by each width and PPO's fixed interval, applied
+    through its pessimistic minimum; the legend under the panels names them. The numbers are :meth:`~covpo.experiments.ppo.ClipActivity.table`.
     """
     figure = new_figure(COLUMN_WIDTH, 3.9)
     clip_axes, cost_axes = figure.subplots(1, 2)
     labels = [label + (" (default)" if label == "width 1" else "") for label in grid.column_labels]
-    labels[-1] = f"fixed {labels[-1]}"
+    labels[-1] = f"{labels[-1]}, pessimistic min"
     for j, label in enumerate(labels):
         style = series_style(j)
         clip_axes.plot(grid.betas, grid.clip_fraction[:, j], label=label, **style)
