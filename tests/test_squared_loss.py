@@ -15,7 +15,7 @@ from covpo.algorithms.rebel import rebel_onpolicy
 from covpo.batches import draw_batch
 from covpo.instances import BanditInstance, random_softmax_linear_instance
 from covpo.objectives import regularized_optimum
-from covpo.policies import expected_kl, log_policy, sample_responses
+from covpo.policies import expected_kl, log_coverage, log_policy, sample_responses
 from covpo.algorithms.squared_loss import (
     BaselineBatch,
     draw_baseline_batch,
@@ -30,6 +30,7 @@ from covpo.algorithms.squared_loss import (
     mean_baseline_bias_approximation,
     mean_baseline_moments,
     minimizer_check,
+    mse_coverage_bound,
     normalizer,
     normalizer_baseline,
     normalizer_baseline_bias,
@@ -41,6 +42,7 @@ from covpo.algorithms.squared_loss import (
     rebel_population_hessian,
     rebel_population_loss,
     reference_fisher,
+    regression_mse,
 )
 from tests.helpers import finite_difference, nonlinear_instance, small_instance
 from tests.strategies import instances_with_theta
@@ -586,3 +588,50 @@ BAD = {"beta": 1.0, "eta": 0.1, "n_iterations": 1, "batch_size": 4, "inner_steps
 def test_bad_arguments_raise_value_errors_that_name_them(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# ---------------------------------------------------------------------------------------
+# The mean-squared-error criterion (paper section 4.1, appendices E and L)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_regression_mse_is_the_exact_normalizer_loss_and_rebels_loss_is_twice_its_centered_part(seed):
+    instance = random_softmax_linear_instance(np.random.default_rng(seed), 4, 6, 3)
+    reference_theta, log_reference, theta = reference_and_theta(instance, seed)
+    beta = 0.7
+    log_probs = log_policy(instance, theta)
+    mse = regression_mse(instance, log_reference, log_probs, beta)
+    centered = regression_mse(instance, log_reference, log_probs, beta, centered=True)
+    exact = kimi_population_loss(instance, theta, log_reference, beta, normalizer(instance, log_reference, beta))
+    assert instance.prompt_probs @ mse == pytest.approx(exact, rel=1e-10)
+    assert 2 * instance.prompt_probs @ centered == pytest.approx(
+        rebel_population_loss(instance, theta, log_reference, beta), rel=1e-10
+    )
+    assert np.all(centered <= mse + 1e-15)
+    target = regularized_optimum(instance, log_reference, beta)
+    assert np.all(regression_mse(instance, log_reference, target, beta) < 1e-25)
+
+
+@given(instances_with_theta(), st.floats(0.1, 5.0), st.integers(0, 2**32 - 1))
+@settings(max_examples=40, deadline=None)
+def test_coverage_never_falls_further_than_the_mse_bound(pair, beta, seed):
+    instance, theta = pair
+    log_reference = log_policy(instance, theta)
+    rng = np.random.default_rng(seed)
+    target = regularized_optimum(instance, log_reference, beta)
+    noisy = target + rng.normal(scale=rng.uniform(0.01, 2.0), size=target.shape)
+    log_next = noisy - np.logaddexp.reduce(noisy, axis=1, keepdims=True)
+    bound = mse_coverage_bound(instance, log_reference, log_next, beta)
+    fall = log_coverage(instance, log_reference) - log_coverage(instance, log_next)
+    assert np.all(fall <= bound + 1e-9 * (1 + bound))
+
+
+def test_mse_criterion_functions_reject_bad_arguments():
+    instance = small_instance()
+    log_reference = log_policy(instance, instance.base_theta)
+    with pytest.raises(ValueError, match="beta"):
+        regression_mse(instance, log_reference, log_reference, 0.0)
+    with pytest.raises(ValueError, match="log_probs"):
+        regression_mse(instance, log_reference, np.zeros((5, 7)), 1.0)
+    with pytest.raises(ValueError, match="log_reference"):
+        mse_coverage_bound(instance, np.zeros((5, 7)), log_reference, 1.0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import joblib
 import numpy as np
 import pytest
@@ -17,10 +19,13 @@ from covpo.experiments.squared_loss import (
     curvature_scan,
     curvature_table,
     loss_slice,
+    mse_path,
+    rebel_objective_check,
     squared_loss_methods,
     table_1,
     two_response_instance,
 )
+from covpo import run
 from covpo.table import Table
 
 KIMIPO = Method(
@@ -233,3 +238,61 @@ def test_bad_input_raises_naming_the_argument(index):
     call, name = _bad_squared_loss_calls()[index]
     with pytest.raises(ValueError, match=name):
         call()
+
+
+REBEL = Method("Rebel-OnPolicy", "rebel_onpolicy", {"beta": 0.5, "batch_size": 16, "inner_steps": 5, "n_iterations": 4}, (4.0,))
+KIMIPO_NORM = Method(
+    "KimiPO-Norm", "kimipo_norm",
+    {"beta": 0.5, "batch_size": 16, "inner_steps": 5, "n_iterations": 4, "extra_responses": 4}, (4.0,),
+)
+
+
+def test_the_batch_size_study_measures_every_squared_loss_run_in_the_mse_criterions_terms():
+    instance = stacked_collapse_instance(2, 0.2, 10.0, n_zero=10)
+    study = batch_size_study(instance, (KIMIPO, KIMIPO_NORM, REBEL), (16, 32), eps=0.05, seeds=(0, 1))
+    assert len(study.paths) == 12
+    for i in range(3):
+        for j in range(2):
+            for k in range(2):
+                path = study.path(i, j, k)
+                assert path.algorithm == study.names[i] and path.mse.shape == (4,)
+                # the fall recomputed from the steps is the study's coverage loss
+                assert path.coverage_fall.max() == pytest.approx(study.coverage_loss[i, j, k], abs=1e-12)
+                # our lemma: no step falls further than its bound
+                assert np.all(-path.coverage_change <= path.coverage_bound + 1e-12)
+                assert np.all(path.centered_mse <= path.mse + 1e-15) and np.all(path.inner_kl >= 0)
+                if path.algorithm == "Rebel-OnPolicy":
+                    np.testing.assert_allclose(path.objective_gap, 2 * path.centered_mse, rtol=1e-10)
+    shown = study.mse_table()
+    assert shown.column("N (prompts)") == [16, 32, 16, 32, 16, 32]
+    assert shown.column("largest fall (decades)") == pytest.approx(np.nanmax(study.coverage_loss, axis=2).ravel(), abs=1e-12)
+    assert "<table" in shown._repr_html_()
+
+
+def test_rebels_objective_on_fresh_batches_estimates_twice_the_centered_mse():
+    instance = stacked_collapse_instance(2, 0.2, 10.0, n_zero=10)
+    study = batch_size_study(instance, (REBEL,), (16,), eps=0.05, seeds=(0,))
+    check = rebel_objective_check(instance, study.path(0, 0, 0), batch_size=64, n_batches=400,
+                                  rng=np.random.default_rng(0))
+    assert check.objectives.shape == (4, 400)
+    assert np.all(np.abs(check.ratio - 1) < 5 * check.standard_error)
+    again = rebel_objective_check(instance, study.path(0, 0, 0), batch_size=64, n_batches=400,
+                                  rng=np.random.default_rng(0))
+    np.testing.assert_array_equal(check.objectives, again.objectives)
+
+
+def test_mse_path_rejects_runs_it_cannot_measure():
+    instance = stacked_collapse_instance(2, 0.2, 10.0, n_zero=10)
+    trajectory = run("ppo_noclip", instance, rng=np.random.default_rng(0), beta=1.0, eta=0.5, n_iterations=2,
+                     batch_size=8, inner_steps=2)
+    with pytest.raises(ValueError, match="trajectory"):
+        mse_path(instance, trajectory)
+    rebel = run("rebel_onpolicy", instance, rng=np.random.default_rng(0), beta=0.5, eta=1.0, n_iterations=2,
+                batch_size=8, inner_steps=2)
+    with pytest.raises(ValueError, match="thetas"):
+        mse_path(instance, dataclasses.replace(rebel, thetas=None))
+    path = mse_path(instance, rebel)
+    with pytest.raises(ValueError, match="n_batches"):
+        rebel_objective_check(instance, path, batch_size=8, n_batches=1, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="rng"):
+        rebel_objective_check(instance, path, batch_size=8, n_batches=4, rng=0)

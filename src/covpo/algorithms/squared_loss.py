@@ -24,7 +24,8 @@ Each outer iteration draws one batch from ``pi_t`` and reuses it for ``K`` full-
 gradient-*descent* steps ``theta <- theta - eta grad L_hat(theta)`` from ``theta_t`` (every
 response drawn is counted, the baseline's extra responses included). This module holds what
 the three share: the baselines, the empirical losses and their gradients
-(:func:`kimi_gradient`, :func:`rebel_gradient`), and the population analysis. The runs are
+(:func:`kimi_gradient`, :func:`rebel_gradient`), the population analysis, and the
+mean-squared-error criterion of section 4.1 (:func:`regression_mse`, :func:`mse_coverage_bound`). The runs are
 :func:`covpo.algorithms.kimipo.kimipo`, :func:`covpo.algorithms.kimipo_norm.kimipo_norm` and
 :func:`covpo.algorithms.rebel.rebel_onpolicy`.
 
@@ -64,7 +65,16 @@ from covpo.batches import (
     unchecked_score_average,
 )
 from covpo.instances import BanditInstance
-from covpo.policies import centered_features, check_bandit, check_policy, check_theta, log_policy, sample_responses
+from covpo.objectives import regularized_optimum
+from covpo.policies import (
+    centered_features,
+    check_bandit,
+    check_policy,
+    check_theta,
+    log_coverage,
+    log_policy,
+    sample_responses,
+)
 from covpo.validation import (
     check_count,
     check_finite_array,
@@ -609,6 +619,69 @@ def minimizer_check(instance: BanditInstance, reference_theta: np.ndarray, beta:
         rebel_loss=rebel_population_loss(instance, target, log_reference, beta),
         rebel_gradient_norm=float(np.linalg.norm(rebel_population_gradient(instance, target, log_reference, beta))),
     )
+
+
+# ---------------------------------------------------------------------------------------
+# The mean-squared-error criterion (paper section 4.1, appendix E)
+
+
+def regression_mse(
+    instance: BanditInstance,
+    log_reference: np.ndarray,
+    log_probs: np.ndarray,
+    beta: float,
+    *,
+    centered: bool = False,
+) -> np.ndarray:
+    """Per prompt, the squared error of a step's log-ratio against the exact mirror-descent step (paper section 4.1).
+
+    With ``delta(x, y) = beta log(pi(y|x) / pi*_{t+1}(y|x))`` for the inner loop's output ``pi``
+    and the target ``pi*_{t+1} ~ pi_t exp(r / beta)``, returns ``E_{y~pi_t} delta(x, y)^2``:
+    the Kimi-style loss with the exact normalizer (:func:`kimi_population_loss` with
+    ``baseline = normalizer(...)``), per prompt. The paper's appendix E states its criterion in
+    a mean-squared error whose formula our copy lost; this is our reconstruction of it.
+    ``centered=True`` returns ``Var_{y~pi_t} delta(x, .)`` instead, the shift-free error that
+    Rebel-OnPolicy's population loss equals twice (appendix L).
+
+    Parameters
+    ----------
+    instance
+        The bandit.
+    log_reference
+        ``log pi_t``, the reference and sampling policy of the step.
+    log_probs
+        ``log pi``, the inner loop's output.
+    beta
+        Regularization strength of the step, ``> 0``.
+    centered
+        Subtract each prompt's mean error under ``pi_t`` first.
+    """
+    beta = _check_beta(beta)
+    log_reference = _check_reference(instance, log_reference)
+    log_probs = check_policy("log_probs", instance, log_probs)
+    error = beta * (log_probs - regularized_optimum(instance, log_reference, beta))
+    probs = np.exp(log_reference)
+    if centered:
+        error = error - np.sum(probs * error, axis=1, keepdims=True)
+    return np.sum(probs * error**2, axis=1)
+
+
+def mse_coverage_bound(
+    instance: BanditInstance, log_reference: np.ndarray, log_probs: np.ndarray, beta: float
+) -> np.ndarray:
+    """Per prompt, the most the natural log of the coverage can fall in one step with this MSE (our lemma).
+
+    Returns ``sqrt(MSE_t(x) / c_t(x)) / beta`` with ``MSE_t`` from :func:`regression_mse` and
+    ``c_t = pi_t(Y*(x)|x)``, so that ``log c_{t+1}(x) >= log c_t(x) - bound``. Derivation (ours,
+    in the spirit of the paper's appendix E.1): the exact step never lowers coverage, and
+    ``c_{t+1} = c*_{t+1} E_{pi*(.|Y*)} exp(delta / beta) >= c*_{t+1} exp(E_{pi*(.|Y*)} delta / beta)``
+    by Jensen; on ``Y*`` the ratio ``pi*_{t+1} / (c*_{t+1} pi_t)`` equals ``1 / c_t``, so
+    ``E_{pi*(.|Y*)} delta^2 <= MSE_t(x) / c_t(x)``, and Cauchy-Schwarz finishes. The coverage in
+    the denominator is why a tolerance on the MSE must scale with the base model's coverage.
+    """
+    mse = regression_mse(instance, log_reference, log_probs, beta)
+    with np.errstate(over="ignore"):  # a coverage below ~1e-300 leaves no guarantee: inf
+        return np.sqrt(mse) * np.exp(-0.5 * log_coverage(instance, log_reference)) / beta
 
 
 # ---------------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 Each figure draws one record of :mod:`covpo.experiments.squared_loss`: the baselines' bias and
 the step error it causes (:func:`baseline_bias_figure`), the curvature of the population
 losses (:func:`curvature_figure`), the paper's Table 1 measured (:func:`table_1_figure`) and
-the batch-size study (:func:`batch_size_figure`); then the widget.
+the batch-size study (:func:`batch_size_figure`), the MSE criterion on that study's runs
+(:func:`mse_criterion_figure`); then the widget.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from covpo.experiments.squared_loss import (
     LOSSES,
     LossSlice,
     MAX_COVERAGE_LOSS,
+    RebelObjectiveCheck,
     Table1,
     loss_slice,
     population_baselines,
@@ -194,6 +196,54 @@ def batch_size_figure(study: BatchSizeStudy, title: str) -> BookFigure:
     axes.set_title(title)
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=3, frameon=False)
     axes.grid(alpha=0.3)
+    return figure
+
+
+def mse_criterion_figure(study: BatchSizeStudy, check: RebelObjectiveCheck) -> BookFigure:
+    """The MSE criterion of the paper's section 4.1 on the batch-size study's runs, in three panels.
+
+    Left: each step's APMD accuracy ``2 beta^2 E_x KL(pi_{t+1} || pi*_{t+1})`` against its MSE
+    (one dot per step of every run; dotted: equality). Middle: each run's accumulated bound on
+    the fall of coverage (worst prompt) against the fall measured, both in decades; open markers
+    are runs that did not become eps-optimal (dashed: a factor of two; dotted: equality).
+    Right: Rebel-OnPolicy's empirical objective on fresh batches against ``2 E_x Var_{pi_t}(delta)``,
+    one point per step (mean with two standard errors; dotted: equality).
+    """
+    figure = new_figure(10.0, 3.6)
+    left, middle, right = figure.subplots(1, 3)
+    for i, name in enumerate(study.names):
+        color, marker = METHOD_COLORS.get(name, f"C{i}"), METHOD_MARKERS.get(name, "o")
+        for j in range(study.batch_sizes.size):
+            for k in range(len(study.seeds)):
+                path = study.path(i, j, k)
+                if path is None:
+                    continue
+                left.plot(path.mse, 2.0 * path.beta**2 * path.inner_kl, marker, ms=3, alpha=0.5, color=color,
+                          ls="none", label=name if j == k == 0 else None)
+                fill = color if study.reached[i, j, k] else "none"
+                middle.plot(path.accumulated_bound.max(), max(path.coverage_fall.max(), 1e-3), marker, ms=7,
+                            color=color, mfc=fill, ls="none", label=name if j == k == 0 else None)
+    low, high = left.get_xlim()
+    left.plot([low, high], [low, high], ":", color="0.4", lw=1)
+    left.set(xscale="log", yscale="log", xlabel="step MSE", ylabel="$2\\beta^2$ KL to the target",
+             title="One step: the MSE and APMD's KL")
+    middle.axhline(MAX_COVERAGE_LOSS, color="k", ls="--", lw=1)
+    middle.plot([0.3, 100], [0.3, 100], ":", color="0.4", lw=1)
+    middle.set(xscale="log", yscale="log", ylim=(5e-4, 100), xlabel="bound on the fall (decades)",
+               ylabel="fall measured (decades)", title="One run: the bound and the fall")
+    middle.legend(loc="upper left", fontsize=8, frameon=False)
+    target = 2.0 * check.centered_mse
+    mean = check.objectives.mean(axis=1)
+    error = 2.0 * check.objectives.std(axis=1, ddof=1) / np.sqrt(check.objectives.shape[1])
+    right.errorbar(target, mean, yerr=error, fmt=METHOD_MARKERS["Rebel-OnPolicy"], ms=4,
+                   color=METHOD_COLORS["Rebel-OnPolicy"])
+    low, high = target.min() / 2, target.max() * 2
+    right.plot([low, high], [low, high], ":", color="0.4", lw=1)
+    right.set(xscale="log", yscale="log", xlabel="$2\\,\\mathbb{E}_x \\mathrm{Var}_{\\pi_t}(\\delta)$",
+              ylabel=f"objective on fresh batches (N = {check.batch_size})", title="Rebel: objective and MSE")
+    for axes in (left, middle, right):
+        axes.grid(alpha=0.3)
+    left.legend(loc="upper left", fontsize=8, frameon=False)
     return figure
 
 
