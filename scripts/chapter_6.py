@@ -29,7 +29,14 @@ from pathlib import Path
 
 import joblib
 
-from covpo.experiments.implications.head_to_head import BOOK_SEEDS, FULL_SEEDS, default_head_to_head
+from covpo.experiments.implications.head_to_head import BOOK_SEEDS, FULL_SEEDS, default_head_to_head, default_suite
+from covpo.experiments.implications.paper_units import (
+    FIXED_BUDGET_FACTOR,
+    HARDNESS_GAPS,
+    hardness_head_to_head,
+    units_comparison,
+)
+from covpo.families import COLLAPSE_GAP
 from covpo.experiments.implications.noise import noise_study
 from covpo.labs.nonlinear import nonlinear_experiment
 from covpo.plots.beyond import nonlinear_figure, sequence_figure
@@ -76,13 +83,26 @@ def backend_config(arguments: argparse.Namespace) -> dict:
 
 
 def head_to_head_study(full: bool, out: Path) -> str:
-    """Every algorithm on the suite: tables, summaries and one figure per suite part."""
+    """Every algorithm on the suite: tables, summaries and one figure per suite part.
+
+    Ends with the paper's summary claim in its units (gradient steps and generation rounds to
+    eps, and responses) on every suite part and on the collapse family at several gaps.
+    """
     seeds = FULL_SEEDS if full else BOOK_SEEDS
-    results = default_head_to_head("full" if full else "book", seeds)
+    size = "full" if full else "book"
+    results = default_head_to_head(size, seeds)
     sections = [f"seeds {list(seeds)}"]
     for index, result in enumerate(results):
         sections += [result.label, str(result.table()), result.summary(), ""]
         head_to_head_figure(result, result.label).savefig(out / f"head_to_head_{index}.png", dpi=FIGURE_DPI)
+    families = [part.family for part in default_suite(size)]
+    hardness = hardness_head_to_head(seeds=seeds)
+    units = units_comparison(
+        (*results, *hardness),
+        (*families, *[f"collapse, fixed {FIXED_BUDGET_FACTOR}x responses"] * len(hardness)),
+        (*(COLLAPSE_GAP if family == "collapse" else None for family in families), *HARDNESS_GAPS),
+    )
+    sections += ["the paper's summary claim in its units", str(units.table())]
     return "\n".join(sections)
 
 

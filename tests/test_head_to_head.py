@@ -21,6 +21,7 @@ from covpo.experiments.implications.head_to_head import (
     fixed_reference_gap,
     head_to_head,
     head_to_head_run,
+    is_exact,
     is_test_time,
 )
 from covpo.instances import tabular_instance
@@ -113,11 +114,46 @@ def test_best_of_n_cost_is_the_coverage_formula(tiny_result):
     assert np.all(tiny_result.final_suboptimality[row] <= EPS)
 
 
+def test_generation_rounds_follow_each_methods_schedule(tiny_result):
+    # one fresh batch per REINFORCE step, one per outer iteration of a reset method (K steps each),
+    # none for the exact methods; the table's rounds column is their median over the runs that reached eps
+    for row, method in enumerate(tiny_result.methods):
+        rounds, steps = tiny_result.rounds_to_eps[row], tiny_result.steps_to_eps[row]
+        if method.algorithm in ("apmd_exact", "reinforce_exact"):
+            assert np.all(rounds == 0)
+        elif method.algorithm in ("reinforce", "grpo_fixed", "npg"):
+            assert np.array_equal(rounds, steps), method.label
+        elif method.algorithm in ("ppo_noclip", "ppo_lite", "grpo_reset", "kimipo", "kimipo_norm", "rebel_onpolicy"):
+            assert np.array_equal(rounds * method.steps_per_iteration, steps), method.label
+        assert tiny_result.median_cost(row, "rounds") == pytest.approx(
+            float(np.median(rounds[tiny_result.reached[row]])) if tiny_result.reached[row].any() else float("nan"),
+            nan_ok=True,
+        )
+    table = tiny_result.table()
+    for row, cell in enumerate(table.column("median generation rounds to ε")):
+        median = tiny_result.median_cost(row, "rounds")
+        if is_exact(tiny_result.methods[row]):
+            assert cell == "exact"
+        else:
+            assert cell == (None if np.isnan(median) else pytest.approx(median))
+    with pytest.raises(ValueError, match="cost"):
+        tiny_result.median_cost(0, "seconds")
+
+
+def test_within_budget_charges_rounds_too(tiny_result):
+    smaller = tiny_result.within_budget(64)
+    for row, method in enumerate(tiny_result.methods):
+        if method.definition.samples and method.responses_per_iteration <= 64:
+            missed = ~smaller.reached[row]
+            iterations = 64 // method.responses_per_iteration
+            assert np.all(smaller.rounds_to_eps[row][missed] <= iterations), method.label
+
+
 def test_results_identical_under_threads_and_serial(collapse_one, tiny_result):
     with joblib.parallel_config(backend="threading", n_jobs=2):
         threaded = head_to_head([collapse_one], [COVERAGE], tiny_methods(), eps=EPS, seeds=(0, 1), progress=False)
-    for name in ("reached", "responses_to_eps", "steps_to_eps", "min_log10_coverage", "coverage_loss",
-                 "final_suboptimality", "diverged", "eta"):
+    for name in ("reached", "responses_to_eps", "steps_to_eps", "rounds_to_eps", "min_log10_coverage",
+                 "coverage_loss", "final_suboptimality", "diverged", "eta"):
         np.testing.assert_array_equal(getattr(threaded, name), getattr(tiny_result, name))
 
 

@@ -105,6 +105,14 @@ def test_budgets_follow_the_registry_and_never_overspend():
     assert kimi.with_hyperparameters(batch_size=4).responses_per_iteration == 12
 
 
+def test_one_generation_round_per_outer_iteration_of_a_sampling_method():
+    kimi = Method("KimiPO", "kimipo", {**PPO, "batch_size": 10, "extra_responses": 2}, (1.0,))
+    assert kimi.rounds_per_iteration == 1
+    run = kimi.run(small_instance(), 1.0, np.random.default_rng(0))
+    assert run.generation_rounds[-1] == kimi.n_iterations * kimi.rounds_per_iteration
+    assert Method("x", "apmd_exact", {"beta": 1.0, "n_iterations": 3}).rounds_per_iteration == 0
+
+
 def test_only_a_floating_point_error_reads_as_divergence():
     instance = small_instance()
     exploding = Method("x", "grpo_fixed", {**PPO, "group_size": 4, "inner_steps": 4}, (1e6,))

@@ -14,6 +14,7 @@ from covpo.objectives import regularized_optimum
 from covpo.policies import base_log_policy, expected_reward
 from covpo.experiments.implications.tuning import (
     ACCURACY_PRODUCT,
+    FIXED_INTERVAL,
     TuningMap,
     book_tuning_instance,
     clip_width_map,
@@ -82,7 +83,7 @@ def test_prescriptions_follow_their_definitions():
     assert prescriptions.accuracy_inner_steps == ACCURACY_PRODUCT / 4.0
     # base coverage 1/10 equals chapter 3's, so the coverage-aware rule coincides with eta beta K = 16
     assert prescriptions.coverage_aware_inner_steps == pytest.approx(prescriptions.accuracy_inner_steps)
-    np.testing.assert_allclose(prescriptions.fixed_interval_widths, betas * np.log(1.25))
+    np.testing.assert_allclose(prescriptions.fixed_interval_widths, betas * np.log(FIXED_INTERVAL[1]))
     assert "beta <=" in prescriptions.summary()
 
 

@@ -63,7 +63,7 @@ class Algorithm:
     samples
         Whether it draws responses (and so needs ``rng``).
     resets
-        Whether it resets its KL reference every outer iteration (an instance of APMD).
+        Whether it resets its KL reference every outer iteration, as APMD does.
     fixed
         Hyperparameters the name fixes, e.g. ``{"reference": "reset"}`` for ``"grpo_reset"``.
     responses_per_iteration

@@ -8,13 +8,16 @@ full-batch gradient steps on
     ``mean_{i,j} min(w_ij A_ij, clip(w_ij, 1 - eps, 1 + eps_high) A_ij) - beta KL-term``,
 
 with ``w_ij = pi_theta(y_ij|x_i) / pi_old(y_ij|x_i)`` and the group advantage
-``A_ij = r_ij - mean_j r_ij`` (optionally divided by the group's standard deviation). The KL
+``A_ij = r_ij - mean_j r_ij``, divided by the group's standard deviation when asked (TRL's
+default, ``scale_rewards="group"``; ours is not to). The KL
 term is toward a reference that is either
 
 - **fixed** at the base model ``pi_0`` (common practice; ``beta = 0``, no KL, is the default
   of TRL's trainer): :func:`grpo` with ``reference="fixed"``, no resets; or
 - **reset** to ``pi_t`` every outer iteration (DeepSeekMath's iterative GRPO, ProRL):
-  :func:`grpo` with ``reference="reset"``, an instance of APMD (paper section 3.1).
+  :func:`grpo` with ``reference="reset"``. With the k3 estimator and a clip, its inner problem is
+  not APMD's subproblem (paper section 3.1): the k3 term's expectation is the chi-square minus
+  the KL divergence from the reference, a reverse-direction penalty, and the clip caps the step.
 
 The KL term is exact per sampled prompt (``"exact"``) or the k3 estimator
 ``mean_ij [exp(lr_ij) - lr_ij - 1]``, ``lr = log pi_ref - log pi_theta`` (``"k3"``), as
@@ -277,7 +280,8 @@ def grpo(
     (:func:`group_advantages`) and takes ``K = inner_steps`` ascent steps
     ``theta <- theta + eta grad`` of :func:`grpo_gradient` on that batch. With
     ``reference="reset"`` the KL reference is reset to ``pi_t`` at the start of every outer
-    iteration, which makes the run an instance of APMD (paper section 3.1).
+    iteration, in the manner of APMD (paper section 3.1), though with the k3 estimator and the clip
+    its inner problem differs from APMD's subproblem.
 
     Parameters
     ----------
@@ -285,7 +289,7 @@ def grpo(
         The bandit.
     beta
         KL strength. With ``reference="fixed"``, ``>= 0`` (0 is plain clipped GRPO without
-        KL); with ``reference="reset"``, ``> 0``, as for every instance of APMD.
+        KL); with ``reference="reset"``, ``> 0``, as for every method with resets.
     eta
         Learning rate, ``> 0``.
     n_iterations

@@ -133,6 +133,11 @@ class Method:
         return self.definition.steps_per_iteration({**self.definition.fixed, **self.hyperparameters})
 
     @property
+    def rounds_per_iteration(self) -> int:
+        """Rounds of batch generation one outer iteration takes: one fresh batch for a method that samples, none otherwise."""
+        return 1 if self.definition.samples else 0
+
+    @property
     def response_budget(self) -> int:
         """Responses the whole budget samples."""
         return self.n_iterations * self.responses_per_iteration

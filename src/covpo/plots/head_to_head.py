@@ -24,7 +24,7 @@ DODGE = 1.05
 
 ALGORITHM_GROUPS = (
     "fixed reference or none",
-    "resets (instances of APMD)",
+    "reference resets",
     "coverage-governed baselines",
 )
 """The three groups of the head-to-head figure, one row of panels each."""

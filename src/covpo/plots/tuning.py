@@ -97,7 +97,7 @@ def tuning_heatmaps_figure(inner_steps_map: TuningMap, width_map: TuningMap) -> 
     coverage (or diverged), with the count. Black lines: the strongest ``beta`` whose horizon
     fits the budget (exact mirror descent, dashed; the rate bound, dotted); on the top map,
     chapter 3's rule ``eta beta K = 16`` and its coverage-aware version; on the bottom map,
-    width 1 (the target is never clipped) and where PPO's fixed interval ``[0.8, 1.25]`` sits.
+    width 1 (the target is never clipped) and where PPO's fixed interval :data:`~covpo.experiments.implications.tuning.FIXED_INTERVAL` sits.
     Each map has its legend below it; the colour bar is shared.
     """
     figure = new_figure(COLUMN_WIDTH, 10.0)

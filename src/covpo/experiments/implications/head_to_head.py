@@ -20,7 +20,10 @@ summary claim: reference resets are coverage-preserving, fixed references are no
 Cost conventions (decided here, stated in every table):
 
 - *responses* are every response an algorithm samples, baselines' extra responses included;
-  *steps* are gradient steps (one natural-gradient step counts as one);
+  *steps* are gradient steps, every parameter update inner steps included (one
+  natural-gradient step counts as one); *rounds* are rounds of batch generation (one per
+  fresh batch drawn from the current policy, however many steps reuse it), the paper's
+  third unit (section 1, "Implications");
 - **exact APMD** (:func:`covpo.algorithms.mirror_descent.apmd_exact`) samples nothing and
   takes no gradient step; its cost is the number of outer iterations (exact solves), reported
   in the steps column and marked ``exact`` in the responses column; so is **exact REINFORCE**
@@ -89,6 +92,8 @@ BOOK_SEEDS = (1, 2)
 FULL_SEEDS = tuple(range(1, 6))
 SUITE_SIZES = ("book", "full")
 HALF_COVERAGE_DECADES = float(np.log10(2.0))
+COSTS = ("responses", "steps", "rounds")
+"""The three costs a run is charged: responses sampled, gradient steps, rounds of batch generation."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -117,6 +122,14 @@ def step_budget(method: Method) -> int:
     """Gradient steps the whole budget takes, as the steps column counts them (outer iterations for exact APMD)."""
     check_instance("method", method, Method)
     return method.n_iterations if method.algorithm == OUTER_ITERATIONS_AS_STEPS else method.step_budget
+
+
+def round_budget(method: Method) -> int:
+    """Rounds of batch generation the whole budget takes (none for a method that samples nothing, one for Best-of-N)."""
+    check_instance("method", method, Method)
+    if is_test_time(method):
+        return 1
+    return method.n_iterations * method.rounds_per_iteration
 
 
 def head_to_head_run(
@@ -149,8 +162,8 @@ def head_to_head_run(
 class RunOutcome:
     """What the head-to-head keeps of one run (no trajectory, so tasks return little).
 
-    ``responses_to_eps`` and ``steps_to_eps`` are the costs at the first eps-optimal record, or
-    what the run spent when it never got there; the coverage fields are ``nan`` and
+    ``responses_to_eps``, ``steps_to_eps`` and ``rounds_to_eps`` (generation rounds) are the
+    costs at the first eps-optimal record, or what the run spent when it never got there; the coverage fields are ``nan`` and
     ``final_suboptimality`` is ``inf`` for a run that diverged.
     """
 
@@ -161,6 +174,7 @@ class RunOutcome:
     coverage_loss: float
     final_suboptimality: float
     diverged: bool
+    rounds_to_eps: int = 0
 
 
 def outcome_of(trajectory: Trajectory, log_base_coverage: np.ndarray, eps: float) -> RunOutcome:
@@ -176,6 +190,7 @@ def outcome_of(trajectory: Trajectory, log_base_coverage: np.ndarray, eps: float
         coverage_loss=trajectory.coverage_loss(log_base_coverage),
         final_suboptimality=float(trajectory.suboptimality[-1]),
         diverged=False,
+        rounds_to_eps=int(trajectory.generation_rounds[index]),
     )
 
 
@@ -192,7 +207,9 @@ def run_task(
     log_base_coverage = log_coverage(instance, base_log_policy(instance))
     trajectory = head_to_head_run(method, instance, eta, np.random.default_rng(list(seed)), eps=eps)
     if trajectory is None:
-        return RunOutcome(False, method.response_budget, step_budget(method), np.nan, np.nan, np.inf, True)
+        return RunOutcome(
+            False, method.response_budget, step_budget(method), np.nan, np.nan, np.inf, True, round_budget(method)
+        )
     return outcome_of(trajectory, log_base_coverage, eps)
 
 
@@ -215,8 +232,9 @@ class HeadToHead:
         The learning rate kept per ``[method, instance]`` (``nan`` for methods without one).
     reached
         Whether the run became eps-optimal within its budget.
-    responses_to_eps, steps_to_eps
-        Costs at the first eps-optimal record; where not reached, what the run spent (a lower bound).
+    responses_to_eps, steps_to_eps, rounds_to_eps
+        Costs at the first eps-optimal record (responses, gradient steps, rounds of batch
+        generation); where not reached, what the run spent (a lower bound).
     min_log10_coverage
         Lowest base-10 log coverage over the run's records and prompts (``nan`` if diverged).
     coverage_loss
@@ -244,7 +262,12 @@ class HeadToHead:
     final_suboptimality: np.ndarray
     diverged: np.ndarray
     base_suboptimality: np.ndarray
+    rounds_to_eps: np.ndarray | None = None
     label: str = ""
+
+    def __post_init__(self) -> None:
+        if self.rounds_to_eps is None:
+            object.__setattr__(self, "rounds_to_eps", np.zeros_like(self.steps_to_eps))
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -262,8 +285,8 @@ class HeadToHead:
         rows = [int(row) for row in rows]
         if not rows or any(row < 0 or row >= len(self.methods) for row in rows):
             raise ValueError(f"rows must be a non-empty list of method indices below {len(self.methods)}, got {rows!r}")
-        arrays = ("eta", "reached", "responses_to_eps", "steps_to_eps", "min_log10_coverage", "coverage_loss",
-                  "final_suboptimality", "diverged")
+        arrays = ("eta", "reached", "responses_to_eps", "steps_to_eps", "rounds_to_eps", "min_log10_coverage",
+                  "coverage_loss", "final_suboptimality", "diverged")
         return dataclasses.replace(
             self, methods=tuple(self.methods[row] for row in rows), **{name: getattr(self, name)[rows] for name in arrays}
         )
@@ -281,6 +304,7 @@ class HeadToHead:
         response_budget = check_count("response_budget", response_budget)
         responses = self.responses_to_eps.copy()
         steps = self.steps_to_eps.copy()
+        rounds = self.rounds_to_eps.copy()
         reached = self.reached.copy()
         for row, method in enumerate(self.methods):
             if is_exact(method) or is_test_time(method):
@@ -290,22 +314,28 @@ class HeadToHead:
             reached[row] &= ~over
             responses[row][over] = iterations * method.responses_per_iteration
             steps[row][over] = iterations * method.steps_per_iteration
-        return dataclasses.replace(self, reached=reached, responses_to_eps=responses, steps_to_eps=steps)
+            rounds[row][over] = iterations * method.rounds_per_iteration
+        return dataclasses.replace(
+            self, reached=reached, responses_to_eps=responses, steps_to_eps=steps, rounds_to_eps=rounds
+        )
+
+    def costs(self, cost: str = "responses") -> np.ndarray:
+        """The ``[method, instance, seed]`` array of one cost: ``"responses"``, ``"steps"`` or ``"rounds"`` to eps."""
+        cost = check_option("cost", cost, COSTS)
+        return {"responses": self.responses_to_eps, "steps": self.steps_to_eps, "rounds": self.rounds_to_eps}[cost]
 
     def median_cost(self, row: int, cost: str = "responses") -> float:
-        """Median ``"responses"`` or ``"steps"`` to eps over the runs of method ``row`` that reached it (``nan`` if none)."""
-        if cost not in ("responses", "steps"):
-            raise ValueError(f"cost must be 'responses' or 'steps', got {cost!r}")
-        values = (self.responses_to_eps if cost == "responses" else self.steps_to_eps)[row]
+        """Median ``"responses"``, ``"steps"`` or ``"rounds"`` to eps over the runs of method ``row`` that reached it (``nan`` if none)."""
+        values = self.costs(cost)[row]
         hits = values[self.reached[row]]
         return float(np.median(hits)) if hits.size else float("nan")
 
     def table(self) -> Table:
         """One row per algorithm: runs that reached eps, median costs, worst coverage loss, divergences.
 
-        Columns: runs that reached eps; median responses and gradient steps to eps over those
-        runs (``exact``: none sampled; Best-of-N: per test prompt; exact APMD's steps are outer
-        iterations); the worst coverage loss over all runs in decades (``*`` after the name
+        Columns: runs that reached eps; median responses, gradient steps and rounds of batch
+        generation to eps over those runs (``exact``: none sampled; Best-of-N: per test prompt;
+        exact APMD's steps are outer iterations); the worst coverage loss over all runs in decades (``*`` after the name
         marks more than half a prompt's base coverage lost); runs that diverged.
         ``str(table)`` gives it as aligned text.
         """
@@ -318,7 +348,7 @@ class HeadToHead:
         )
         return Table(
             ("algorithm", f"runs reaching ε (of {runs})", "median responses to ε", "median steps to ε",
-             "worst coverage loss (decades)", "runs diverged"),
+             "median generation rounds to ε", "worst coverage loss (decades)", "runs diverged"),
             rows,
             caption=caption,
             notes=(
@@ -333,6 +363,7 @@ class HeadToHead:
     def _table_row(self, row: int, method: Method) -> tuple:
         responses = self.median_cost(row, "responses")
         steps = self.median_cost(row, "steps")
+        rounds = self.median_cost(row, "rounds")
         losses = self.coverage_loss[row]
         worst = float(np.nanmax(losses)) if np.any(np.isfinite(losses)) else float("nan")
         name = f"{method.label} (test time)" if is_test_time(method) else method.label
@@ -343,6 +374,7 @@ class HeadToHead:
             int(self.reached[row].sum()),
             "exact" if is_exact(method) else (None if np.isnan(responses) else float(responses)),
             None if np.isnan(steps) else float(steps),
+            "exact" if is_exact(method) else (None if np.isnan(rounds) else float(rounds)),
             worst,
             int(self.diverged[row].sum()),
         )
@@ -493,6 +525,7 @@ _OUTCOME_ARRAYS = {
     "reached": bool,
     "responses_to_eps": np.int64,
     "steps_to_eps": np.int64,
+    "rounds_to_eps": np.int64,
     "min_log10_coverage": float,
     "coverage_loss": float,
     "final_suboptimality": float,

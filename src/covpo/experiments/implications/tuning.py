@@ -56,8 +56,10 @@ ACCURACY_PRODUCT = 16.0
 """Chapter 3's measured rule; exact-gradient APMD kept coverage exactly where ``eta beta K >= 16``."""
 CHAPTER3_COVERAGE = DEFAULT_OPTIMAL_PROB
 """Base coverage of the single-prompt instance on which that rule was measured."""
-FIXED_INTERVAL = (0.8, 1.25)
-"""PPO's ``beta``-independent interval of chapter 4, placed on the width map by :attr:`TuningPrescriptions.fixed_interval_widths`."""
+FIXED_INTERVAL = (0.8, 1.2)
+"""PPO's ``beta``-independent interval ``[1 - eps, 1 + eps]`` at ``eps = 0.2`` (chapter 4), placed on the width map by
+:attr:`TuningPrescriptions.fixed_interval_widths`. Applied through PPO's pessimistic minimum to PPO-Lite's non-negative
+reward, only its upper end ``1 + eps`` ever clips, so its place on the map is set by that end alone."""
 HALF_COVERAGE_DECADES = float(np.log10(2.0))
 """A coverage loss beyond this many decades leaves some prompt below half its base coverage (the theorem's margin)."""
 MAX_MIRROR_DESCENT_TIME = 1e12
@@ -118,8 +120,9 @@ class TuningPrescriptions:
         the error of a response's logit by ``1 - eta beta pi(y)``, so the rare optimal response
         needs ``1 / c_0`` times more steps (our linearization, calibrated on chapter 3).
     betas, fixed_interval_widths
-        The map's ``beta`` grid and the width at which :func:`~covpo.algorithms.ppo_lite.clip_width_thresholds`
-        equals the fixed interval ``[0.8, 1.25]`` at each ``beta`` (``beta log 1.25 / R``).
+        The map's ``beta`` grid and the width at which the upper end of :func:`~covpo.algorithms.ppo_lite.clip_width_thresholds`
+        equals that of PPO's interval ``[0.8, 1.2]`` at each ``beta`` (``beta log 1.2 / R``; under PPO's pessimistic
+        minimum with a reward ``r >= 0`` the lower end never acts).
     """
 
     eps: float
