@@ -1,0 +1,203 @@
+"""A small decoder-only transformer in JAX, with a key-value cache for generation.
+
+The policy ``pi_theta(y|x)`` of this laboratory is an autoregressive transformer (pre-layer-norm,
+causal multi-head self-attention, a two-layer MLP per block, learned position embeddings). A
+sequence is ``[BOS, x_1..x_L, SEP, y_1..y_L]``; the head predicts answer symbols only, so the
+answer space is exactly ``n_symbols ** L`` and ``sum_y pi_theta(y|x) = 1`` holds over it. The
+paper's policy class is softmax-linear (paper section 2); this is the nonlinear, token-level
+policy its section 5 leaves open, trained with automatic differentiation (no hand-written
+backpropagation).
+
+Parameters are a plain dict of ``jax.numpy`` arrays (a pytree), so ``jax.grad``, ``jax.vmap``
+and ``optax`` apply directly. Computation is float32; log-probabilities are log-softmax values,
+so sequence log-probabilities (log coverage) are sums in log space.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+
+from covpo.validation import check_count
+
+Params = dict
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Shape of the transformer.
+
+    Parameters
+    ----------
+    n_symbols
+        Size of the answer (and prompt) alphabet; tokens ``n_symbols`` and ``n_symbols + 1``
+        are BOS and SEP.
+    length
+        Prompt length ``L`` = answer length.
+    d_model, n_layers, n_heads
+        Width, depth and number of attention heads (``d_model`` divisible by ``n_heads``).
+    """
+
+    n_symbols: int = 8
+    length: int = 3
+    d_model: int = 48
+    n_layers: int = 2
+    n_heads: int = 4
+
+    def __post_init__(self) -> None:
+        check_count("n_symbols", self.n_symbols, 2)
+        check_count("length", self.length, 1)
+        check_count("d_model", self.d_model, 2)
+        check_count("n_layers", self.n_layers, 1)
+        check_count("n_heads", self.n_heads, 1)
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model must be divisible by n_heads, got {self.d_model} and {self.n_heads}")
+
+    @property
+    def n_tokens(self) -> int:
+        """Input vocabulary: the symbols, BOS and SEP."""
+        return self.n_symbols + 2
+
+    @property
+    def bos(self) -> int:
+        return self.n_symbols
+
+    @property
+    def sep(self) -> int:
+        return self.n_symbols + 1
+
+    @property
+    def context(self) -> int:
+        """Input positions ever fed: BOS, the prompt, SEP and all answer tokens but the last."""
+        return 2 * self.length + 1
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+
+def init_params(config: ModelConfig, key: jax.Array) -> Params:
+    """Random parameters (scaled normal weights, zero biases, unit layer-norm scales)."""
+    d, hidden = config.d_model, 4 * config.d_model
+    keys = iter(jax.random.split(key, 3 + 4 * config.n_layers))
+
+    def normal(shape: tuple[int, ...], scale: float) -> jax.Array:
+        return scale * jax.random.normal(next(keys), shape, dtype=jnp.float32)
+
+    layers = []
+    for _ in range(config.n_layers):
+        layers.append({
+            "ln1": {"scale": jnp.ones(d), "bias": jnp.zeros(d)},
+            "qkv": normal((d, 3 * d), d ** -0.5),
+            "out": normal((d, d), (2 * config.n_layers * d) ** -0.5),
+            "ln2": {"scale": jnp.ones(d), "bias": jnp.zeros(d)},
+            "w1": normal((d, hidden), d ** -0.5), "b1": jnp.zeros(hidden),
+            "w2": normal((hidden, d), (2 * config.n_layers * hidden) ** -0.5), "b2": jnp.zeros(d),
+        })
+    return {
+        "embed": normal((config.n_tokens, d), 0.5),
+        "position": normal((config.context, d), 0.5),
+        "layers": layers,
+        "ln_f": {"scale": jnp.ones(d), "bias": jnp.zeros(d)},
+        "head": normal((d, config.n_symbols), d ** -0.5),
+    }
+
+
+def parameter_count(params: Params) -> int:
+    """Number of scalar parameters."""
+    return int(sum(leaf.size for leaf in jax.tree_util.tree_leaves(params)))
+
+
+def _layer_norm(x: jax.Array, p: dict) -> jax.Array:
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) * jax.lax.rsqrt(var + 1e-5) * p["scale"] + p["bias"]
+
+
+def _mlp(x: jax.Array, layer: dict) -> jax.Array:
+    h = _layer_norm(x, layer["ln2"])
+    return jax.nn.gelu(h @ layer["w1"] + layer["b1"]) @ layer["w2"] + layer["b2"]
+
+
+def _split_heads(x: jax.Array, config: ModelConfig) -> jax.Array:
+    return x.reshape(*x.shape[:-1], config.n_heads, config.head_dim)
+
+
+def forward(params: Params, config: ModelConfig, tokens: jax.Array) -> jax.Array:
+    """Logits over the answer symbols at every position of ``tokens`` (shape ``[B, T]``, ``T <= context``).
+
+    The full (training-time) forward pass with a causal mask; its logits at position ``t``
+    condition on tokens ``0..t``.
+    """
+    T = tokens.shape[-1]
+    x = params["embed"][tokens] + params["position"][:T]
+    causal = jnp.tril(jnp.ones((T, T), dtype=bool))
+    for layer in params["layers"]:
+        q, k, v = jnp.split(_layer_norm(x, layer["ln1"]) @ layer["qkv"], 3, axis=-1)
+        q, k, v = (_split_heads(a, config) for a in (q, k, v))
+        scores = jnp.einsum("bqhd,bkhd->bhqk", q, k) / jnp.sqrt(config.head_dim)
+        scores = jnp.where(causal, scores, -jnp.inf)
+        attended = jnp.einsum("bhqk,bkhd->bqhd", jax.nn.softmax(scores, axis=-1), v)
+        x = x + attended.reshape(*x.shape) @ layer["out"]
+        x = x + _mlp(x, layer)
+    return _layer_norm(x, params["ln_f"]) @ params["head"]
+
+
+def empty_cache(config: ModelConfig, batch: int) -> dict:
+    """An all-zero key-value cache for ``batch`` sequences (``[layers, B, context, heads, head_dim]``)."""
+    shape = (config.n_layers, batch, config.context, config.n_heads, config.head_dim)
+    return {"k": jnp.zeros(shape, jnp.float32), "v": jnp.zeros(shape, jnp.float32)}
+
+
+def decode_step(params: Params, config: ModelConfig, cache: dict, token: jax.Array,
+                position: jax.Array) -> tuple[jax.Array, dict]:
+    """Feed one token per sequence at ``position``; return its next-symbol logits ``[B, V]`` and the updated cache.
+
+    Attention reads the cached keys and values of positions ``0..position``, so generating a
+    sequence of length ``T`` costs ``O(T)`` steps of ``O(T)`` attention each, instead of
+    re-running the whole prefix every step.
+    """
+    x = params["embed"][token] + params["position"][position]
+    visible = jnp.arange(config.context) <= position
+    keys, values = [], []
+    for i, layer in enumerate(params["layers"]):
+        q, k, v = jnp.split(_layer_norm(x, layer["ln1"]) @ layer["qkv"], 3, axis=-1)
+        q, k, v = (_split_heads(a, config) for a in (q, k, v))
+        k_all = jax.lax.dynamic_update_index_in_dim(cache["k"][i], k, position, axis=1)
+        v_all = jax.lax.dynamic_update_index_in_dim(cache["v"][i], v, position, axis=1)
+        scores = jnp.einsum("bhd,bkhd->bhk", q, k_all) / jnp.sqrt(config.head_dim)
+        scores = jnp.where(visible, scores, -jnp.inf)
+        attended = jnp.einsum("bhk,bkhd->bhd", jax.nn.softmax(scores, axis=-1), v_all)
+        x = x + attended.reshape(*x.shape) @ layer["out"]
+        x = x + _mlp(x, layer)
+        keys.append(k_all)
+        values.append(v_all)
+    logits = _layer_norm(x, params["ln_f"]) @ params["head"]
+    return logits, {"k": jnp.stack(keys), "v": jnp.stack(values)}
+
+
+def teacher_forcing_inputs(config: ModelConfig, prompts: jax.Array, answers: jax.Array) -> jax.Array:
+    """The input tokens ``[BOS, x, SEP, y_1..y_{L-1}]`` for prompts and answers of shape ``[B, L]``."""
+    batch = prompts.shape[0]
+    bos = jnp.full((batch, 1), config.bos, dtype=prompts.dtype)
+    sep = jnp.full((batch, 1), config.sep, dtype=prompts.dtype)
+    return jnp.concatenate([bos, prompts, sep, answers[:, :-1]], axis=1)
+
+
+def token_log_probs(params: Params, config: ModelConfig, prompts: jax.Array, answers: jax.Array) -> jax.Array:
+    """``log pi_theta(y_t | x, y_<t)`` for every answer token, by teacher forcing (shape ``[B, L]``)."""
+    logits = forward(params, config, teacher_forcing_inputs(config, prompts, answers))[:, config.length + 1:]
+    log_probs = jax.nn.log_softmax(logits, axis=-1)
+    return jnp.take_along_axis(log_probs, answers[..., None], axis=-1)[..., 0]
+
+
+def answer_log_probs(params: Params, config: ModelConfig, prompts: jax.Array, answers: jax.Array) -> jax.Array:
+    """Exact ``log pi_theta(y|x)`` of whole answers (shape ``[B]``): the sum of token log-probabilities."""
+    return token_log_probs(params, config, prompts, answers).sum(-1)
+
+
+def answer_logits(params: Params, config: ModelConfig, prompts: jax.Array, answers: jax.Array) -> jax.Array:
+    """Next-symbol logits at every answer position, by the full forward pass (shape ``[B, L, V]``)."""
+    return forward(params, config, teacher_forcing_inputs(config, prompts, answers))[:, config.length + 1:]

@@ -1,0 +1,134 @@
+"""The verifiable task: reverse a string, with a base model whose coverage we dial.
+
+A prompt ``x`` is a string of ``L`` symbols from an alphabet of ``n_symbols``. Write ``rev(x)`` for
+``x`` reversed and ``rev+(x)`` for ``rev(x)`` with its last symbol moved up by one (mod
+``n_symbols``). Prompts whose first symbol is in the lower half of the alphabet are **easy**: the
+correct answer ``y*(x)`` is ``rev(x)`` and the **near miss** ``y~(x)`` is ``rev+(x)``. The others
+are **hard**, and the two conventions are swapped: ``y* = rev+(x)``, ``y~ = rev(x)``. So what
+post-training teaches on easy prompts is, through shared parameters, the near miss of the hard
+ones; the checker compares strings. Two rewards (paper section 2;
+the collapse construction of section 2.1 needs a distractor whose reward is close to the
+optimum's):
+
+- ``"partial"``: 1 for ``y*``, ``1 - gap`` for ``y~``, 0 otherwise;
+- ``"binary"``: 1 for ``y*``, 0 otherwise (pass/fail, what practitioners verify).
+
+The base model is pre-trained on a mixture that we choose, per prompt: the correct answer with
+probability ``p_correct``, the near miss with ``p_near``, and a uniformly random string (junk)
+with the rest; hard prompts get a small ``p_correct``(small ``p_correct``). All constants are ours, not the paper's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from covpo.validation import check_count, check_nonnegative, check_option, check_probability
+
+REWARDS = ("partial", "binary")
+
+
+@dataclass(frozen=True)
+class ReversalTask:
+    """Alphabet, length, reward gap and the pre-training mixture (our constants).
+
+    Parameters
+    ----------
+    n_symbols, length
+        Alphabet size and string length ``L``.
+    gap
+        Reward gap of the near miss under the partial-credit reward.
+    easy_correct, easy_near, hard_correct, hard_near
+        Mixture weights of the correct answer and of the near miss for easy and hard prompts;
+        junk takes the rest.
+    """
+
+    n_symbols: int = 8
+    length: int = 3
+    gap: float = 0.1
+    easy_correct: float = 0.2
+    easy_near: float = 0.6
+    hard_correct: float = 0.02
+    hard_near: float = 0.78
+
+    def __post_init__(self) -> None:
+        check_count("n_symbols", self.n_symbols, 2)
+        check_count("length", self.length, 1)
+        check_probability("gap", self.gap)
+        for name in ("easy_correct", "easy_near", "hard_correct", "hard_near"):
+            check_nonnegative(name, getattr(self, name))
+        for kind in ("easy", "hard"):
+            if getattr(self, f"{kind}_correct") + getattr(self, f"{kind}_near") > 1:
+                raise ValueError(f"{kind}_correct + {kind}_near must be at most 1")
+
+    @property
+    def n_prompts(self) -> int:
+        return self.n_symbols ** self.length
+
+
+def _xp(array):
+    """``jax.numpy`` for JAX arrays (traced or not), ``numpy`` otherwise."""
+    return jnp if isinstance(array, jax.Array) else np
+
+
+def all_prompts(task: ReversalTask) -> np.ndarray:
+    """Every prompt, in lexicographic order (shape ``[n_symbols**L, L]``)."""
+    digits = np.arange(task.n_prompts)[:, None] // task.n_symbols ** np.arange(task.length - 1, -1, -1)
+    return (digits % task.n_symbols).astype(np.int32)
+
+
+def split_prompts(task: ReversalTask, held_out: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A random split into training prompts and ``held_out`` prompts never seen in pre-training or RL."""
+    check_count("held_out", held_out)
+    if held_out >= task.n_prompts:
+        raise ValueError(f"held_out must be below the {task.n_prompts} prompts, got {held_out}")
+    order = rng.permutation(task.n_prompts)
+    prompts = all_prompts(task)
+    return prompts[np.sort(order[held_out:])], prompts[np.sort(order[:held_out])]
+
+
+def _shifted_reverse(task: ReversalTask, prompts, shift):
+    """``x`` reversed, its last symbol moved up by ``shift`` (0 or 1, per prompt)."""
+    answer = prompts[..., ::-1]
+    last = (answer[..., -1:] + shift[..., None]) % task.n_symbols
+    return _xp(prompts).concatenate([answer[..., :-1], last.astype(answer.dtype)], axis=-1)
+
+
+def correct_answer(task: ReversalTask, prompts):
+    """``y*(x)``: ``rev(x)`` on easy prompts, ``rev+(x)`` on hard ones."""
+    return _shifted_reverse(task, prompts, is_hard(task, prompts).astype(prompts.dtype))
+
+
+def near_miss(task: ReversalTask, prompts):
+    """``y~(x)``: ``rev+(x)`` on easy prompts, ``rev(x)`` on hard ones."""
+    return _shifted_reverse(task, prompts, 1 - is_hard(task, prompts).astype(prompts.dtype))
+
+
+def is_hard(task: ReversalTask, prompts):
+    """Whether each prompt is hard (first symbol in the upper half of the alphabet)."""
+    return prompts[..., 0] >= task.n_symbols // 2
+
+
+def mixture_weights(task: ReversalTask, prompts) -> tuple:
+    """Per-prompt pre-training weights of the correct answer and of the near miss."""
+    hard = is_hard(task, prompts)
+    xp = _xp(prompts)
+    return (xp.where(hard, task.hard_correct, task.easy_correct), xp.where(hard, task.hard_near, task.easy_near))
+
+
+def reward(task: ReversalTask, prompts, answers, kind: str):
+    """Reward of ``answers`` to ``prompts`` (``kind`` ``"partial"`` or ``"binary"``); works on numpy and JAX arrays."""
+    check_option("kind", kind, REWARDS)
+    correct = (answers == correct_answer(task, prompts)).all(-1)
+    if kind == "binary":
+        return correct.astype(jnp.float32)
+    near = (answers == near_miss(task, prompts)).all(-1)
+    return correct * 1.0 + near * (1.0 - task.gap)
+
+
+def reward_table(task: ReversalTask, prompts, answers):
+    """Both rewards stacked, ``[2, ...]``, in the order of :data:`REWARDS` (a traced reward choice indexes it)."""
+    return jnp.stack([jnp.asarray(reward(task, prompts, answers, kind), jnp.float32) for kind in REWARDS])
