@@ -160,7 +160,7 @@ class ComparatorGuarantee:
 
     @property
     def bound(self) -> np.ndarray:
-        """The right-hand side: main term plus both error terms, ``(n_comparators, n_iterations)``."""
+        """The right-hand side, the main term plus both error terms, ``(n_comparators, n_iterations)``."""
         return self.main_term + self.comparator_error + self.inner_error[None, :]
 
 
@@ -175,7 +175,7 @@ def comparator_guarantee(
     """Run APMD with gradient inner loops and measure every term of the comparator bound (paper appendix F.1).
 
     The run is exact-gradient APMD on the collapse family
-    (:func:`~covpo.experiments.collapse.exact_apmd_run`), recorded at every reset. A comparator
+    (:func:`~covpo.experiments.collapse.resets.exact_apmd_run`), recorded at every reset. A comparator
     is given by its masses on (optimal, distractor, zero block), spread over the zero block as
     the base model spreads it; every response of a class has the same reward, so every term
     of the bound is exact on the three class masses. See :class:`ComparatorGuarantee` for the

@@ -756,7 +756,7 @@ class MSEPath:
 
     @property
     def accumulated_bound(self) -> np.ndarray:
-        """Per prompt, the sum of the per-step bounds, in decades: the most coverage may fall over the run."""
+        """Per prompt, the sum of the per-step bounds in decades, the most coverage may fall over the run."""
         return self.coverage_bound.sum(axis=0) / np.log(10.0)
 
     @property

@@ -134,7 +134,7 @@ class Method:
 
     @property
     def rounds_per_iteration(self) -> int:
-        """Rounds of batch generation one outer iteration takes: one fresh batch for a method that samples, none otherwise."""
+        """Rounds of batch generation one outer iteration takes, one fresh batch for a method that samples, none otherwise."""
         return 1 if self.definition.samples else 0
 
     @property

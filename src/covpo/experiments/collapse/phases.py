@@ -21,7 +21,7 @@ from covpo.validation import check_count, check_finite_array, check_positive
 from .engine import DEFAULT_ETA, DEFAULT_MAX_STEPS, CollapseRun, exact_collapse_run
 
 DENSE_RECORDS = 6000
-"""Log-spaced records of the dense run: near the end of a run their spacing is under 0.3 % of its steps."""
+"""Log-spaced records of the dense run; near the end of a run their spacing is under 0.3 % of its steps."""
 
 
 def _dense_run(instance: CollapseInstance, eta: float, max_steps: int, n_records: int) -> CollapseRun:
@@ -87,7 +87,7 @@ def slide_profile(
     n_records
         Log-spaced records of the run (ignored when ``run`` is given).
     run
-        A densely recorded run of :func:`exact_collapse_run` on ``instance`` to reuse.
+        A densely recorded run of :func:`~covpo.experiments.collapse.engine.exact_collapse_run` on ``instance`` to reuse.
     """
     start_step = check_count("start_step", start_step)
     if run is None:
@@ -180,7 +180,7 @@ def recovery_profile(
     n_records
         Log-spaced records of the run (ignored when ``run`` is given).
     run
-        A densely recorded run of :func:`exact_collapse_run` on ``instance`` that reached eps, to reuse.
+        A densely recorded run of :func:`~covpo.experiments.collapse.engine.exact_collapse_run` on ``instance`` that reached eps, to reuse.
     """
     rise_decades = check_finite_array("rise_decades", rise_decades, ndim=1)
     if rise_decades.size == 0 or np.any(rise_decades <= 0):

@@ -46,7 +46,7 @@ uses ``eta = 1 / L = 2/5``.
 """
 
 SMOOTH_RANGE_ETAS = np.array([0.1, 0.2, 0.4, 0.8])
-"""Learning rates inside the smoothness range: from ``1/8`` of the edge ``2 / L`` up to the edge itself."""
+"""Learning rates inside the smoothness range, from ``1/8`` of the edge ``2 / L`` up to the edge itself."""
 
 LARGE_STEP_ETAS = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0])
 """Learning rates above the smoothness range, up to 320 times its edge."""

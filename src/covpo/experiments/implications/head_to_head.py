@@ -93,7 +93,7 @@ FULL_SEEDS = tuple(range(1, 6))
 SUITE_SIZES = ("book", "full")
 HALF_COVERAGE_DECADES = float(np.log10(2.0))
 COSTS = ("responses", "steps", "rounds")
-"""The three costs a run is charged: responses sampled, gradient steps, rounds of batch generation."""
+"""The three costs a run is charged (responses sampled, gradient steps, rounds of batch generation)."""
 
 
 # ---------------------------------------------------------------------------------------

@@ -43,15 +43,15 @@ from covpo.table import Table
 from covpo.validation import check_count, check_instance, check_option, check_positive, check_probability, check_seeds
 
 GROUPS = ("fixed", "resets")
-"""The two groups the paper's claim compares: a fixed reference or none, and periodic resets."""
+"""The two groups the paper's claim compares, a fixed reference or none, and periodic resets."""
 BASELINE_ALGORITHMS = ("best_of_n", "filtered_sft")
-"""Methods in neither group: their cost is governed by coverage by construction."""
+"""Methods in neither group; their cost is governed by coverage by construction."""
 HARDNESS_GAPS = (0.4, 0.2, 0.1)
 """Reward gaps of the collapse family's distractor, from easy to hard (chapter 4's is 0.2)."""
 HARDNESS_COVERAGE = 40.0
 """``C_cov`` of the hardness instances (the middle of the head-to-head's collapse family)."""
 EPS_PER_GAP = 0.2
-"""eps as a fraction of the gap: one prompt of four stuck at the distractor (a loss of gap / 4) is never eps-optimal."""
+"""eps as a fraction of the gap; one prompt of four stuck at the distractor (a loss of gap / 4) is never eps-optimal."""
 FIXED_BUDGET_FACTOR = 3
 """How many times the reset methods' response budget the fixed-reference methods get on the hardness
 instances: 1,200 steps of ``N = 32`` responses, more than the reset runs there take (at most 960 in
@@ -61,6 +61,7 @@ HARDNESS_FIXED_METHODS = {"REINFORCE": (8.0,), "REINFORCE, KL to base": (8.0,)}
 model, and the learning rate each runs at: the smallest of the head-to-head's grid, the only one at
 which the KL version reached eps in a probe at gap 0.4 (64 and 512 collapse sooner)."""
 HARDNESS_RESET_METHODS = ("PPO-Lite", "GRPO, resets")
+"""The reset methods of the hardness study, at the head-to-head's budget for the collapse family."""
 
 
 def method_group(method: Method) -> str | None:
@@ -113,7 +114,7 @@ def _median_run(costs: np.ndarray, reached: np.ndarray) -> tuple[float, bool]:
 
 @dataclass(frozen=True)
 class UnitsRow:
-    """One instance: the fixed group's and the reset group's best cost to eps in each unit of :data:`COSTS`."""
+    """One instance: the fixed group's and the reset group's best cost to eps in each unit of :data:`~covpo.experiments.implications.head_to_head.COSTS`."""
 
     family: str
     coverage: float
@@ -238,7 +239,7 @@ def hardness_parts(gaps: Sequence[float] = HARDNESS_GAPS, coverage: float = HARD
 
 
 def hardness_methods(fixed_budget_factor: int = FIXED_BUDGET_FACTOR) -> tuple[Method, ...]:
-    """The hardness study's methods: the head-to-head's collapse-family settings (:func:`default_methods`).
+    """The hardness study's methods: the head-to-head's collapse-family settings (:func:`~covpo.experiments.implications.head_to_head.default_methods`).
 
     The fixed-reference methods of :data:`HARDNESS_FIXED_METHODS` run at one learning rate each
     with ``fixed_budget_factor`` times the family's response budget (with ``N = 32`` responses per

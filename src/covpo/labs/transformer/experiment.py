@@ -28,7 +28,7 @@ from .sampling import sample_answers
 from .task import REWARDS, ReversalTask, correct_answer, is_hard, near_miss, split_prompts
 from .training import Method, TrainingSetup, default_methods, pretrain, stack_constants, train_runs
 
-#: Sizes of the study: the book's (a few minutes on two CPU cores) and the full one (scripts/).
+#: Sizes of the study, the book's (a few minutes on two CPU cores) and the full one (scripts/).
 SIZES = {
     "book": {"n_steps": 80, "n_prompts": 8, "group_size": 8, "seeds": 3, "held_out": 64, "n_samples": 256,
              "pretrain_steps": 250, "pretrain_batch": 32, "binary_methods": 2},

@@ -57,7 +57,7 @@ class ModelConfig:
 
     @property
     def n_tokens(self) -> int:
-        """Input vocabulary: the symbols, BOS and SEP."""
+        """Input vocabulary, the symbols, BOS and SEP."""
         return self.n_symbols + 2
 
     @property
@@ -70,7 +70,7 @@ class ModelConfig:
 
     @property
     def context(self) -> int:
-        """Input positions ever fed: BOS, the prompt, SEP and all answer tokens but the last."""
+        """Input positions ever fed (BOS, the prompt, SEP and all answer tokens but the last)."""
         return 2 * self.length + 1
 
     @property

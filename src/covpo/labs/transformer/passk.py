@@ -34,7 +34,7 @@ def pass_at_k(n: int, correct, ks) -> np.ndarray:
 
     Returns
     -------
-    ndarray
+    numpy.ndarray
         Shape ``correct.shape + (len(ks),)``.
     """
     n = check_count("n", n)

@@ -35,8 +35,10 @@ def sample_answers(params: Params, config: ModelConfig, prompts: jax.Array, n: i
 
     Returns
     -------
-    answers, token_log_probs
-        ``[P, n, L]`` symbols and their log-probabilities ``log pi_theta(y_t | x, y_<t)``.
+    answers : jax.Array
+        ``[P, n, L]`` answer symbols.
+    token_log_probs : jax.Array
+        ``[P, n, L]`` their log-probabilities ``log pi_theta(y_t | x, y_<t)``.
     """
     P, L = prompts.shape
     prefix = jnp.concatenate([jnp.full((P, 1), config.bos, prompts.dtype), prompts,

@@ -29,6 +29,7 @@ import numpy as np
 from covpo.validation import check_count, check_nonnegative, check_option, check_probability
 
 REWARDS = ("partial", "binary")
+"""The two rewards, partial credit (a near miss earns ``1 - gap``) and binary pass/fail."""
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Supervised pre-training of the base model, and the policy-optimization methods, in one jitted loop.
 
 Pre-training (:func:`pretrain`) fits the mixture of :mod:`covpo.labs.transformer.task` by
-maximum likelihood. Every post-training method (:data:`METHODS`) is the same outer loop, as
+maximum likelihood. Every post-training method (:func:`default_methods` lists them) is the same outer loop, as
 practitioners run it (TRL's ``GRPOTrainer``): draw ``n_prompts`` training prompts, sample a group
 of ``group_size`` answers per prompt from the current policy ``pi_t``, score them, and take
 ``inner_steps`` Adam steps on one loss over that batch. The loss is
