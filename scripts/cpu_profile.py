@@ -2,8 +2,9 @@
 
 Seeded runs are bit-identical on one machine but not across machines, because numpy picks
 SIMD kernels for ``exp``, ``log`` and reductions by CPU, numba compiles for the host CPU and
-OpenBLAS picks a kernel per CPU. The second profile turns off every numpy dispatch group above
-numpy's baseline that this machine has, and compiles numba for a generic CPU, so a build under
+OpenBLAS picks a kernel per CPU; XLA (the transformer chapter's JAX) likewise vectorizes for the
+host CPU. The second profile turns off every numpy dispatch group above numpy's baseline that this
+machine has, compiles numba for a generic CPU and, on x86-64, caps XLA at SSE4.2, so a build under
 it computes with different rounding than the default one, as a reader's laptop would.
 ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` are left as the machine has them: some machines
 set them because older OpenBLAS kernels compute wrong results there.
@@ -15,7 +16,14 @@ Run as a script, it prints the profile as ``NAME=value`` lines, for ``env``::
 
 from __future__ import annotations
 
+import os
+import platform
+
 from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+
+XLA_CAP = "--xla_cpu_max_isa=SSE4_2"
+"""The XLA flag of the second profile on x86-64: no vector instructions above SSE4.2."""
 
 
 def dispatch_groups_present() -> list[str]:
@@ -29,6 +37,8 @@ def second_profile() -> dict[str, str]:
     groups = dispatch_groups_present()
     if groups:
         profile["NPY_DISABLE_CPU_FEATURES"] = ",".join(groups)
+    if platform.machine() in ("x86_64", "AMD64"):
+        profile["XLA_FLAGS"] = " ".join(filter(None, [os.environ.get("XLA_FLAGS"), XLA_CAP]))
     return profile
 
 

@@ -5,10 +5,17 @@ list of chapters both the build and the tests use. Each MyST-markdown chapter th
 cells is converted with jupytext into ``_build/nbval/`` and handed to
 nbval, which executes every cell in a fresh kernel; a cell that raises fails its test. A
 chapter listed in the table of contents but missing on disk is a failing test too.
+
+Two more things every session shares live here: the book's build under the second CPU profile
+(``tests/book_build.py``), started in the background once the tests that need it are
+collected, and the browser the Playwright tests drive: the system's Chromium found on PATH,
+never a browser downloaded by Playwright (the machines the book is tested on have no network).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +24,8 @@ import nbformat
 import pytest
 import yaml
 from nbval.plugin import IPyNbFile
+
+from tests.book_build import SESSION_BUILD
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 CONVERTED = REPOSITORY / "_build" / "nbval"
@@ -75,3 +84,61 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     if file_path.name == "_toc.yml":
         return BookChapters.from_parent(parent, path=file_path)
     return None
+
+
+# Tests that look at the built book: the build starts in the background once any is collected.
+NEEDS_THE_BUILD = ("test_browser.py",)
+BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
+# The flags the browser runs with: headless, and nothing that reaches for the network by itself
+# (component updates, sync, QUIC), so that a closed network cannot hang it.
+BROWSER_FLAGS = (
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+    "--mute-audio",
+)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if session.config.option.collectonly:
+        return
+    if any(item.path.name in NEEDS_THE_BUILD for item in session.items):
+        SESSION_BUILD.start()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    SESSION_BUILD.stop()
+
+
+def find_browser() -> str | None:
+    """The system's Chromium (or Chrome) on PATH."""
+    for name in BROWSER_NAMES:
+        if path := shutil.which(name):
+            return path
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
+    """Playwright launches the system's Chromium, headless, with :data:`BROWSER_FLAGS`.
+
+    Without one the browser tests skip with the reason, except under ``CI=true``, where they
+    fail (the README's test command installs Debian's ``chromium`` when it runs as root).
+    """
+    executable = find_browser()
+    if executable is None:
+        reason = (
+            "no Chromium on PATH, so the browser tests cannot run: the README's test command "
+            "installs Debian's chromium when it runs as root with apt-get; otherwise install it "
+            "(apt-get install chromium)"
+        )
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return {**browser_type_launch_args, "executable_path": executable, "headless": True, "args": list(BROWSER_FLAGS)}

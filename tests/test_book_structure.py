@@ -56,15 +56,6 @@ def test_toc_chapters_are_collected_by_the_test_run(request):
     assert executable <= collected, f"chapters not executed: {sorted(executable - collected)}"
 
 
-def test_ci_runs_the_readme_test_command_then_the_second_profile_build():
-    test_command = next(block for block in bash_blocks(REPOSITORY / "README.md") if "pytest" in block)
-    ci = (REPOSITORY / ".ci" / "run").read_text().splitlines()
-    assert test_command in ci, ".ci/run must run exactly the README's test command"
-    after = ci[ci.index(test_command) + 1:]
-    assert any("scripts/cpu_profile.py" in line for line in after)
-    assert any(line.startswith("env $profile") and "jupyter-book build" in line and "--all" in line for line in after)
-
-
 def bash_blocks(path: Path) -> list[str]:
     """The ``bash`` code blocks of a Markdown file, in order."""
     return re.findall(r"```bash\n(.*?)\n```", path.read_text(), flags=re.S)

@@ -1,12 +1,12 @@
 """The built site in a real browser: every page works offline, as a reader sees it.
 
-Each page of ``_build/html`` is opened from disk (``file://``) in headless Chromium, driven
-over the Chrome DevTools Protocol through a pipe (``--remote-debugging-pipe``), so the test
-needs no Python package beyond the standard library and no network port. For every page it
-checks that
+Each page of the book's build is opened from disk (``file://``) in the system's headless
+Chromium, driven by Playwright (``tests/conftest.py`` launches it; Playwright downloads no
+browser of its own). For every page it checks that
 
 * no JavaScript error is raised or logged, except those in :data:`JS_ERROR_ALLOW_LIST`;
-* nothing is requested from the network (MathJax is served from ``_static/mathjax/``);
+* nothing is requested from the network (MathJax is served from ``_static/mathjax/``); every
+  request that leaves the disk is recorded, then aborted;
 * math is typeset wherever the chapter's source has math: no raw ``\\(`` left in the visible
   text, a MathJax container in every math element, and no TeX error;
 * every image has loaded;
@@ -18,23 +18,18 @@ summarising each page (its size, what it loaded, the errors seen). Without the b
 tests skip with the reason, except under ``CI=true``, where a missing browser fails them (the
 README's test command installs Debian's ``chromium`` when it runs as root with apt-get).
 
-The book is built once per test session, with the README's flags (and ``--all``, so that
-every warning is seen), unless ``_build/html`` is already newer than every source of the
-book. The checks that need no browser (page sizes, no remote scripts, the API page) run
-whenever a build exists.
+The site is the session's build of the book under the second CPU profile
+(``tests/book_build.py``): made once, in the background while the other tests run, with the
+README's flags and ``--all``, unless an earlier session's build is newer than every source.
+The checks that need no browser (page sizes, no remote scripts, the API page) run whenever
+the build succeeded.
 """
 
 from __future__ import annotations
 
-import base64
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
-import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -42,23 +37,18 @@ from urllib.parse import unquote, urlsplit
 import nbformat
 import pytest
 
+from tests.book_build import LOG, SESSION_BUILD, BuiltSite, describe_build_failure
 from tests.conftest import REPOSITORY, chapter_files
 
-BUILD = REPOSITORY / "_build"
-HTML = BUILD / "html"
-EXECUTED = BUILD / "jupyter_execute"
-SCREENSHOTS = BUILD / "screenshots"
-BUILD_LOG = BUILD / "browser-test-build.log"
-BUILD_RECORD = BUILD / "browser-test-build.json"
+SCREENSHOTS = REPOSITORY / "_build" / "screenshots"
 TOC = REPOSITORY / "_toc.yml"
 CHAPTERS = chapter_files(TOC)
 MAX_PAGE_BYTES = 5_000_000
-BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
-VIEWPORT = {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False}
+VIEWPORT = {"width": 1280, "height": 900}
 MAX_SCREENSHOT_HEIGHT = 16_000
 # A figure shown at less than this fraction of its design width is too small to read.
 MIN_FIGURE_SCALE = 0.8
-PAGE_TIMEOUT_S = 60
+PAGE_TIMEOUT_MS = 60_000
 
 # JavaScript errors that are known, harmless, and not ours to fix. Each entry: a pattern that
 # the error's text must match, and why it is allowed. Everything else fails the page.
@@ -80,6 +70,7 @@ JS_ERROR_ALLOW_LIST: tuple[tuple[str, str], ...] = (
 # network only when the reader presses their buttons).
 EXTERNAL_REQUEST_ALLOW_LIST: tuple[str, ...] = ()
 LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:")
+NETWORK_URL = re.compile(r"^(?!file:|data:|blob:|about:)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -87,109 +78,17 @@ LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:")
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class BuiltSite:
-    """The HTML build the tests look at: whether this session made it, and how the build ended
-    (``returncode`` is None for a build made outside the tests)."""
-
-    html: Path
-    rebuilt: bool
-    returncode: int | None = None
-    failure: str = ""
-
-
-def book_sources() -> list[Path]:
-    """Every file whose change can change the built site."""
-    files = [REPOSITORY / name for name in ("_config.yml", "_toc.yml", "references.bib")]
-    for root in (REPOSITORY / "book", REPOSITORY / "src" / "covpo"):
-        files += [
-            path
-            for path in root.rglob("*")
-            if path.is_file()
-            and "__pycache__" not in path.parts
-            and not any(part.startswith(".") for part in path.relative_to(REPOSITORY).parts)
-        ]
-    return [path for path in files if path.exists()]
-
-
-def build_is_fresh() -> bool:
-    """Whether ``_build/html`` was built after the last change to any source of the book."""
-    stamp = HTML / ".buildinfo"
-    if not stamp.exists() or not all((HTML / f"{entry}.html").exists() for entry in CHAPTERS):
-        return False
-    return stamp.stat().st_mtime >= max(path.stat().st_mtime for path in book_sources())
-
-
-def jupyter_book_command() -> list[str]:
-    beside_python = Path(sys.executable).with_name("jupyter-book")
-    executable = str(beside_python) if beside_python.exists() else shutil.which("jupyter-book")
-    if executable is None:
-        pytest.skip("jupyter-book is not installed, so the book cannot be built")
-    # --all starts from a fresh environment, so every page is read again and every warning is
-    # seen; an incremental build would stay silent about pages that did not change.
-    return [executable, "build", str(REPOSITORY), "-W", "-n", "--keep-going", "--all"]
-
-
-ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
-FAILED_CELL = re.compile(r"An error occurred while executing the following cell:\n-+\n(?P<cell>.*?)\n-+\n", flags=re.S)
-ERROR_LINE = re.compile(r"^[\w.]*(?:Error|Exception)(?::.*)?$", flags=re.M)
-
-
-def describe_build_failure(log: str) -> str:
-    """What broke a failed build, in a few lines: the chapter and the cell that raised, or the warnings.
-
-    A chapter whose cell raises stops the build (``raise_on_error``); the log then names the
-    chapter (``ExecutionError: <path>``) and nbclient's error shows the cell's source and its
-    traceback. Any other failure is a warning turned into an error by ``-W``.
-    """
-    log = ANSI_ESCAPE.sub("", log)
-    chapter = re.search(r"ExecutionError: (\S+)", log)
-    cell = FAILED_CELL.search(log)
-    if chapter and cell:
-        where = Path(chapter.group(1))
-        where = where.relative_to(REPOSITORY) if where.is_relative_to(REPOSITORY) else where
-        error = ERROR_LINE.search(log, cell.end())
-        return f"{where} failed to execute.\nThe cell that raised:\n{cell.group('cell')}\n\n{error.group(0) if error else ''}"
-    warnings = [line for line in log.splitlines() if "WARNING" in line or "ERROR" in line]
-    if warnings:
-        return "the build stopped on these warnings (errors under -W):\n" + "\n".join(warnings[:20])
-    return f"the build failed; the end of its log ({BUILD_LOG}):\n{log[-3000:]}"
-
-
 @pytest.fixture(scope="session")
 def book_build() -> BuiltSite:
-    """``_build/html``, rebuilt with the README's flags unless it is newer than every source.
-
-    The outcome of a build made here is recorded next to it, so a later session that reuses
-    the same build still reports a failed one.
-    """
-    stamp = HTML / ".buildinfo"
-    if build_is_fresh():
-        record = json.loads(BUILD_RECORD.read_text()) if BUILD_RECORD.exists() else {}
-        if record.get("buildinfo_mtime") == stamp.stat().st_mtime:
-            return BuiltSite(HTML, rebuilt=False, returncode=record["returncode"], failure=record["failure"])
-        return BuiltSite(HTML, rebuilt=False)
-    BUILD.mkdir(exist_ok=True)
-    with BUILD_LOG.open("w") as log:
-        result = subprocess.run(
-            jupyter_book_command(), cwd=REPOSITORY, stdout=log, stderr=subprocess.STDOUT, timeout=1800
-        )
-    log_text = BUILD_LOG.read_text(errors="replace")
-    summary = describe_build_failure(log_text) if result.returncode else ""
-    record = {
-        "buildinfo_mtime": stamp.stat().st_mtime if stamp.exists() else None,
-        "returncode": result.returncode,
-        "failure": summary,
-    }
-    BUILD_RECORD.write_text(json.dumps(record))
-    return BuiltSite(HTML, rebuilt=True, returncode=result.returncode, failure=summary)
+    """The session's build of the book under the second CPU profile (waits for it to finish)."""
+    return SESSION_BUILD.result()
 
 
 @pytest.fixture(scope="session")
 def built_site(book_build: BuiltSite) -> BuiltSite:
     """The build, for the tests that read its pages: they skip when it failed, so that the one
     failure a broken build causes is :func:`test_book_build_is_clean`, which names the cause."""
-    if book_build.returncode not in (0, None) or not (HTML / f"{CHAPTERS[0]}.html").exists():
+    if book_build.returncode != 0 or not (book_build.html / f"{CHAPTERS[0]}.html").exists():
         pytest.skip("the book build failed, so its pages are not checked; test_book_build_is_clean says why")
     return book_build
 
@@ -205,181 +104,6 @@ def redirect_target(page: Path) -> str | None:
     text = page.read_text(errors="replace")
     match = re.search(r"""http-equiv=["']refresh["']\s+content=["']\d+;\s*url=([^"']+)["']""", text, flags=re.I)
     return match.group(1) if match else None
-
-
-# --------------------------------------------------------------------------------------------
-# Headless Chromium over the DevTools protocol
-# --------------------------------------------------------------------------------------------
-
-# Chromium reads protocol messages from descriptor 3 and writes to descriptor 4. This small
-# launcher puts the two pipe ends there (first moving them out of the way, since either may
-# already be 3 or 4) and then becomes the browser.
-LAUNCHER = (
-    "import fcntl, os, sys\n"
-    "r, w = (fcntl.fcntl(int(fd), fcntl.F_DUPFD, 10) for fd in sys.argv[1:3])\n"
-    "os.dup2(r, 3)\n"
-    "os.dup2(w, 4)\n"
-    "os.closerange(5, 4096)\n"
-    "os.execv(sys.argv[3], sys.argv[3:])\n"
-)
-
-
-class DevTools:
-    """A headless Chromium and a minimal DevTools protocol client over its pipe."""
-
-    def __init__(self, executable: str, profile: Path, log: Path) -> None:
-        to_browser, from_us = os.pipe()
-        to_us, from_browser = os.pipe()
-        arguments = [
-            executable,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-extensions",
-            "--disable-dev-shm-usage",
-            "--hide-scrollbars",
-            "--mute-audio",
-            f"--user-data-dir={profile}",
-            "--remote-debugging-pipe",
-            "about:blank",
-        ]
-        self._log = log.open("w")
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", LAUNCHER, str(to_browser), str(from_browser), *arguments],
-            pass_fds=(to_browser, from_browser),
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=self._log,
-        )
-        os.close(to_browser)
-        os.close(from_browser)
-        self._writer = from_us
-        self._reader = to_us
-        self._next_id = 0
-        self._responses: dict[int, dict] = {}
-        self.events: list[dict] = []
-        self._closed = False
-        self._condition = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        buffer = b""
-        while chunk := os.read(self._reader, 1 << 16):
-            buffer += chunk
-            *messages, buffer = buffer.split(b"\0")
-            with self._condition:
-                for raw in messages:
-                    message = json.loads(raw)
-                    if "id" in message:
-                        self._responses[message["id"]] = message
-                    else:
-                        self.events.append(message)
-                self._condition.notify_all()
-        with self._condition:
-            self._closed = True
-            self._condition.notify_all()
-
-    def send(self, method: str, params: dict | None = None, session: str | None = None, timeout: float = 60) -> dict:
-        """Send one protocol command and wait for its result."""
-        with self._condition:
-            self._next_id += 1
-            number = self._next_id
-        message = {"id": number, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = session
-        os.write(self._writer, json.dumps(message).encode() + b"\0")
-        with self._condition:
-            if not self._condition.wait_for(lambda: number in self._responses or self._closed, timeout):
-                raise TimeoutError(f"Chromium did not answer {method} within {timeout} s")
-            if number not in self._responses:
-                raise RuntimeError(f"Chromium exited while answering {method}")
-            response = self._responses.pop(number)
-        if "error" in response:
-            raise RuntimeError(f"{method} failed: {response['error']}")
-        return response.get("result", {})
-
-    def wait_for_event(self, method: str, session: str, since: int, timeout: float, where=lambda params: True) -> int:
-        """Wait for an event of one tab after the first ``since`` events; return its position."""
-
-        def position() -> int | None:
-            for index in range(since, len(self.events)):
-                event = self.events[index]
-                if event["method"] == method and event.get("sessionId") == session and where(event["params"]):
-                    return index
-            return None
-
-        with self._condition:
-            self._condition.wait_for(lambda: position() is not None or self._closed, timeout)
-            if (found := position()) is None:
-                raise TimeoutError(f"no {method} within {timeout} s")
-            return found
-
-    def events_since(self, since: int, session: str) -> list[dict]:
-        """The events of one tab received after the first ``since`` events."""
-        with self._condition:
-            return [e for e in self.events[since:] if e.get("sessionId") == session]
-
-    def evaluate(self, expression: str, session: str, timeout: float = PAGE_TIMEOUT_S) -> object:
-        """The value of a JavaScript expression (awaited if it is a promise)."""
-        result = self.send(
-            "Runtime.evaluate",
-            {"expression": expression, "awaitPromise": True, "returnByValue": True},
-            session=session,
-            timeout=timeout,
-        )
-        if "exceptionDetails" in result:
-            raise RuntimeError(f"evaluation failed: {result['exceptionDetails']}")
-        return result["result"].get("value")
-
-    def close(self) -> None:
-        try:
-            self.send("Browser.close", timeout=10)
-            self.process.wait(timeout=10)
-        except (RuntimeError, TimeoutError, subprocess.TimeoutExpired, OSError):
-            self.process.kill()
-            self.process.wait()
-        finally:
-            for descriptor in (self._writer, self._reader):
-                try:
-                    os.close(descriptor)
-                except OSError:
-                    pass
-            self._log.close()
-
-
-def find_browser() -> str | None:
-    for name in BROWSER_NAMES:
-        if path := shutil.which(name):
-            return path
-    return None
-
-
-@pytest.fixture(scope="session")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevTools]:
-    executable = find_browser()
-    if executable is None:
-        reason = (
-            "no Chromium on PATH, so the browser tests cannot run: the README's test command "
-            "installs Debian's chromium when it runs as root with apt-get; otherwise install it "
-            "(apt-get install chromium)"
-        )
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    directory = tmp_path_factory.mktemp("chromium")
-    devtools = DevTools(executable, directory / "profile", directory / "chromium.log")
-    try:
-        devtools.send("Browser.getVersion", timeout=60)
-    except (RuntimeError, TimeoutError) as error:
-        devtools.close()
-        pytest.fail(f"{executable} did not start: {error}\n{(directory / 'chromium.log').read_text()[-3000:]}")
-    yield devtools
-    devtools.close()
 
 
 # --------------------------------------------------------------------------------------------
@@ -493,76 +217,69 @@ class PageReport:
         return [e for e in self.errors if not any(re.search(pattern, e) for pattern, _ in JS_ERROR_ALLOW_LIST)]
 
 
-def describe_error(event: dict) -> str | None:
-    """The text of a protocol event that reports a JavaScript error, or None."""
-    method, params = event["method"], event.get("params", {})
-    if method == "Runtime.exceptionThrown":
-        details = params["exceptionDetails"]
-        text = details.get("exception", {}).get("description") or details.get("text", "")
-        return f"exception: {text} ({details.get('url', '')}:{details.get('lineNumber', '?')})"
-    if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-        text = " ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", []))
-        return f"console.{params['type']}: {text}"
-    if method == "Log.entryAdded" and params["entry"]["level"] == "error":
-        entry = params["entry"]
-        return f"log: {entry['text']} ({entry.get('url', '')})"
-    return None
+class PageRecorder:
+    """Everything one tab reports while a page loads: errors, console errors, requests."""
+
+    def __init__(self, tab) -> None:
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        tab.on("pageerror", lambda error: self.errors.append(f"exception: {error.stack or error.message}"))
+        tab.on("console", self._console)
+        tab.on("request", lambda request: self.requests.append(request.url))
+        tab.on("websocket", lambda socket: self.requests.append(socket.url))
+
+    def _console(self, message) -> None:
+        if message.type in ("error", "assert"):
+            where = message.location.get("url", "")
+            self.errors.append(f"console.{message.type}: {message.text} ({where})")
+
+    def clear(self) -> None:
+        self.errors.clear()
+        self.requests.clear()
 
 
-def load_page(devtools: DevTools, session: str, html: Path, page: Path) -> PageReport:
+def load_page(tab, recorder: PageRecorder, html: Path, page: Path) -> PageReport:
     """Open one page from disk, inspect it, and save its screenshot."""
     name = page.relative_to(html).as_posix()
-    since = len(devtools.events)
-    url = page.as_uri()
-    devtools.send("Page.navigate", {"url": url}, session=session)
-    navigated = devtools.wait_for_event(
-        "Page.frameNavigated", session, since, PAGE_TIMEOUT_S,
-        where=lambda params: params["frame"]["url"] == url and "parentId" not in params["frame"],
-    )
-    devtools.wait_for_event("Page.loadEventFired", session, navigated, PAGE_TIMEOUT_S)
-    report = PageReport(name, inspection=devtools.evaluate(INSPECT_PAGE, session))
+    recorder.clear()
+    tab.goto(page.as_uri(), wait_until="load", timeout=PAGE_TIMEOUT_MS)
+    report = PageReport(name, inspection=tab.evaluate(INSPECT_PAGE))
+    report.errors = list(recorder.errors)
     local_files = set()
-    for event in devtools.events_since(since, session):
-        if (error := describe_error(event)) is not None:
-            report.errors.append(error)
-        if event["method"] == "Network.requestWillBeSent":
-            url = event["params"]["request"]["url"]
-            if not url.startswith(LOCAL_SCHEMES):
-                report.external_requests.append(url)
-            elif url.startswith("file:"):
-                local_files.add(Path(unquote(urlsplit(url).path)))
+    for url in recorder.requests:
+        if not url.startswith(LOCAL_SCHEMES):
+            report.external_requests.append(url)
+        elif url.startswith("file:"):
+            local_files.add(Path(unquote(urlsplit(url).path)))
     report.loaded_bytes = sum(path.stat().st_size for path in local_files if path.is_file())
     height = min(int(report.inspection["scrollHeight"]), MAX_SCREENSHOT_HEIGHT)
-    shot = devtools.send(
-        "Page.captureScreenshot",
-        {"format": "png", "captureBeyondViewport": True,
-         "clip": {"x": 0, "y": 0, "width": VIEWPORT["width"], "height": height, "scale": 1}},
-        session=session,
-    )
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     report.screenshot = SCREENSHOTS / (name.removesuffix(".html").replace("/", "__") + ".png")
-    report.screenshot.write_bytes(base64.b64decode(shot["data"]))
+    tab.screenshot(
+        path=report.screenshot, full_page=True,
+        clip={"x": 0, "y": 0, "width": VIEWPORT["width"], "height": height},
+    )
     return report
 
 
 @pytest.fixture(scope="session")
-def page_reports(built_site: BuiltSite, browser: DevTools) -> dict[str, PageReport]:
-    """Every page of the site (except redirects), loaded once in a fresh tab."""
-    target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-    session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-    for method in ("Page.enable", "Runtime.enable", "Log.enable", "Network.enable"):
-        browser.send(method, session=session)
-    # Nothing may reach the network; a request is still recorded before it is blocked.
-    browser.send("Network.setBlockedURLs", {"urls": ["http://*", "https://*", "ws://*", "wss://*"]}, session=session)
-    browser.send("Emulation.setDeviceMetricsOverride", VIEWPORT, session=session)
+def page_reports(built_site: BuiltSite, browser) -> dict[str, PageReport]:
+    """Every page of the site (except redirects), loaded once in one tab."""
+    context = browser.new_context(viewport=VIEWPORT, device_scale_factor=1)
+    # Nothing may reach the network; a request is still recorded (above) before it is aborted.
+    context.route(NETWORK_URL, lambda route: route.abort())
+    tab = context.new_page()
+    recorder = PageRecorder(tab)
     if SCREENSHOTS.exists():
         shutil.rmtree(SCREENSHOTS)
     reports = {}
-    for page in built_pages(built_site.html):
-        if redirect_target(page) is None:
-            report = load_page(browser, session, built_site.html, page)
-            reports[report.page] = report
-    browser.send("Target.closeTarget", {"targetId": target})
+    try:
+        for page in built_pages(built_site.html):
+            if redirect_target(page) is None:
+                report = load_page(tab, recorder, built_site.html, page)
+                reports[report.page] = report
+    finally:
+        context.close()
     summary = {
         name: {
             "html_bytes": (built_site.html / name).stat().st_size,
@@ -594,9 +311,9 @@ def source_has_math(entry: str) -> bool:
     return bool(re.search(r"\$[^$\n]+\$|\{math\}|\\begin\{", prose))
 
 
-def expected_widgets(entry: str) -> int:
-    """How many widgets the chapter's executed notebook displayed."""
-    notebook = EXECUTED / f"{entry}.ipynb"
+def expected_widgets(entry: str, executed: Path) -> int:
+    """How many widgets the chapter's executed notebook (in the build's ``executed`` folder) displayed."""
+    notebook = executed / f"{entry}.ipynb"
     if not notebook.exists():
         return 0
     outputs = [o for cell in nbformat.read(notebook, as_version=4).cells for o in cell.get("outputs", [])]
@@ -614,9 +331,9 @@ def chapter_report(page_reports: dict[str, PageReport], entry: str) -> PageRepor
 
 
 def test_book_build_is_clean(book_build: BuiltSite):
-    if book_build.returncode is None:
-        pytest.skip("reused _build/html, built outside the tests after the last change to the book")
-    assert book_build.returncode == 0, f"jupyter-book build -W -n --keep-going --all failed: {book_build.failure}"
+    assert book_build.returncode == 0, (
+        f"jupyter-book build -W -n --keep-going --all under the second CPU profile failed ({LOG}): {book_build.failure}"
+    )
 
 
 def test_every_page_is_under_5_mb(built_site: BuiltSite):
@@ -700,10 +417,10 @@ def test_chapter_images_load(page_reports, entry):
 
 
 @pytest.mark.parametrize("entry", CHAPTERS)
-def test_chapter_widget_standins_respond(page_reports, entry):
+def test_chapter_widget_standins_respond(page_reports, built_site, entry):
     report = chapter_report(page_reports, entry)
     standins = report.inspection["standins"]
-    expected = expected_widgets(entry)
+    expected = expected_widgets(entry, built_site.executed)
     assert len(standins) == expected, f"{report.page} shows {len(standins)} widget stand-ins, its notebook {expected}"
     for standin in standins:
         assert standin["hasImage"], f"stand-in {standin['id']} on {report.page} has no frame"
@@ -765,3 +482,4 @@ def test_a_failed_build_is_described_by_its_chapter_and_cell():
     described = describe_build_failure(log)
     assert described.startswith("book/implications.md failed to execute.")
     assert "assert loss < 1" in described and described.rstrip().endswith("AssertionError:")
+

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import re
 
 import numpy as np
@@ -14,20 +13,87 @@ from covpo.plots.mirror_descent import apmd_widget
 from covpo.plots.ppo import ppo_widget
 from covpo.plots.setting import best_of_n_widget
 from covpo.plots.squared_loss import squared_loss_widget
-from covpo.plots.widgets import Slider, explorable
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from covpo.plots import widgets
+from covpo.plots.widgets import MAX_FRAMES, Frames, Slider, explorable, precompute_frames, static_standin_html
 
 WIDGET_FACTORIES = [best_of_n_widget, collapse_widget, apmd_widget, ppo_widget, squared_loss_widget, small_head_to_head_widget]
 
 
+class CountedFrames:
+    """Stands in for the frame renderer while a book widget is built: records the grid, renders nothing.
+
+    Rendering every frame of every book widget is what the chapters (and the browser tests of
+    their pages) do; here the frame machinery is checked once on a small figure, and each book
+    widget only for its grid, its bundle and its live callback.
+    """
+
+    def __init__(self) -> None:
+        self.grids: list[list[list]] = []
+
+    def __call__(self, figure_function, sliders):
+        grids = [[slider.coerce(v) for v in slider.static_values] for slider in sliders]
+        count = int(np.prod([len(grid) for grid in grids]))
+        if count > MAX_FRAMES:
+            raise ValueError(f"sliders ask for {count} static frames; keep it at most {MAX_FRAMES}")
+        self.grids.append(grids)
+        return Frames([f"data:image/png;base64,frame{index}" for index in range(count)], 600)
+
+
+def build_without_frames(factory, monkeypatch) -> tuple[object, CountedFrames, list]:
+    """The factory's widget with :class:`CountedFrames` rendering and every live redraw recorded."""
+    counted, shown = CountedFrames(), []
+    monkeypatch.setattr(widgets, "precompute_frames", counted)
+    monkeypatch.setattr(widgets, "display", shown.append)
+    return factory(), counted, shown
+
+
 @pytest.mark.parametrize("factory", WIDGET_FACTORIES)
-def test_widget_bundle_has_live_view_and_static_standin(factory):
-    bundle = factory()._repr_mimebundle_()
+def test_widget_bundle_has_live_view_and_static_standin(factory, monkeypatch):
+    widget, counted, shown = build_without_frames(factory, monkeypatch)
+    bundle = widget._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     standin = bundle["text/html"]
-    frames = json_frames(standin)
-    assert len(frames) == len(set(frames)), "every precomputed frame must differ"
+    assert len(counted.grids) == 1
+    assert len(json_frames(standin)) == int(np.prod([len(grid) for grid in counted.grids[0]]))
     assert standin.count('type="range"') + standin.count("<select") >= 1, "the stand-in has no control to move"
-    assert len(standin) < 5_000_000
+    # Every slider's static values are distinct, so every precomputed frame is a different setting.
+    for slider, grid in zip(widget.sliders, counted.grids[0]):
+        assert len(set(grid)) == len(grid), f"slider {slider.name} repeats a static value"
+
+
+@pytest.mark.parametrize("factory", WIDGET_FACTORIES)
+def test_live_widget_redraws_when_a_control_moves(factory, monkeypatch):
+    widget, _, shown = build_without_frames(factory, monkeypatch)
+    assert len(shown) == 1 and isinstance(shown[0], Figure), "the live widget draws its figure when shown"
+    controls = widget.widget.children[0].children
+    movable = [(c, s) for c, s in zip(controls, widget.sliders) if len(s.static_values) > 1]
+    control, slider = movable[0]
+    if slider.choices is not None:
+        control.value = next(value for _, value in control.options if value != control.value)
+    else:
+        control.value = slider.coerce(slider.static_values[0] if control.value != slider.coerce(slider.static_values[0]) else slider.static_values[-1])
+    assert len(shown) == 2 and isinstance(shown[1], Figure), f"moving {slider.name} did not redraw the figure"
+
+
+def test_standin_frames_follow_the_controls_row_major():
+    def figure_of(a: float, b: int) -> Figure:
+        figure = _tiny_figure(0)
+        figure.axes[0].set_title(f"{a:g} {b}")
+        return figure
+
+    sliders = [
+        Slider("a", "a", 0.0, 1.0, 0.5, (0.0, 0.5, 1.0)),
+        Slider("b", "b", 1, 3, 3, (1, 3), integer=True),
+    ]
+    frames = precompute_frames(figure_of, sliders)
+    assert len(frames.images) == 6 and len(set(frames.images)) == 6, "every precomputed frame must differ"
+    assert frames.images[3] == widgets.figure_to_data_uri(figure_of(0.5, 3)), "frames are not row-major over the sliders"
+    standin = static_standin_html(frames, sliders, "grid")
+    assert json_frames(standin) == frames.images
+    assert 'data-frame="3"' in standin, "the stand-in does not open on the default setting"
 
 
 def json_frames(standin: str) -> list[str]:
@@ -40,14 +106,15 @@ def json_frames(standin: str) -> list[str]:
 
 
 @pytest.mark.parametrize("factory", WIDGET_FACTORIES)
-def test_widget_never_raises_at_slider_extremes(factory):
-    widget = factory()
-    extremes = [
-        sorted({slider.minimum, slider.default, slider.maximum}) for slider in widget.sliders
-    ]
-    for values in itertools.product(*extremes):
-        arguments = {s.name: s.coerce(v) for s, v in zip(widget.sliders, values)}
+def test_widget_never_raises_at_slider_extremes(factory, monkeypatch):
+    widget, _, _ = build_without_frames(factory, monkeypatch)
+    defaults = {s.name: s.coerce(s.default) for s in widget.sliders}
+    # Every slider alone at its minimum and maximum, then all at once at each end.
+    settings = [{**defaults, s.name: s.coerce(end)} for s in widget.sliders for end in (s.minimum, s.maximum)]
+    settings += [{s.name: s.coerce(getattr(s, end)) for s in widget.sliders} for end in ("minimum", "maximum")]
+    for arguments in settings:
         widget.figure_function(**arguments)
+        plt.close("all")
 
 
 def test_slider_rejects_defaults_out_of_range():

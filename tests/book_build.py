@@ -1,0 +1,178 @@
+"""The one build of the book that a test session makes, under the second CPU profile.
+
+The browser tests check the built site, and the test command must also show that every chapter
+builds under the second CPU profile (``scripts/cpu_profile.py``). Both needs are met by one
+build: ``jupyter-book build . -W -n --keep-going --all`` under that profile, into
+``_build/second-profile/``. It starts in the background as soon as the session has collected a
+test that needs it, so it executes the chapters while the unit tests and nbval (which executes
+them under the default profile) run in the foreground, on the machine's other core; the
+tests that need the site wait for it.
+
+A build is reused instead when it is newer than every source of the book and was made by an
+earlier test session (its outcome is recorded next to it, so a failed build stays failed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+OUTPUT = REPOSITORY / "_build" / "second-profile"
+HTML = OUTPUT / "_build" / "html"
+EXECUTED = OUTPUT / "_build" / "jupyter_execute"
+LOG = OUTPUT / "build.log"
+RECORD = OUTPUT / "build.json"
+# The README's build flags; --all starts from a fresh environment, so every page is read again
+# and every warning is seen (an incremental build stays silent about pages that did not change).
+BUILD_FLAGS = ("-W", "-n", "--keep-going", "--all")
+TIMEOUT_S = 1800
+
+
+@dataclass(frozen=True)
+class BuiltSite:
+    """The HTML build the tests look at: whether this session made it, and how the build ended."""
+
+    html: Path
+    executed: Path
+    rebuilt: bool
+    returncode: int
+    failure: str = ""
+
+
+def second_profile() -> dict[str, str]:
+    """The environment variables of the second CPU profile, as ``scripts/cpu_profile.py`` prints them."""
+    printed = subprocess.run(
+        [sys.executable, str(REPOSITORY / "scripts" / "cpu_profile.py")], capture_output=True, text=True, check=True
+    ).stdout
+    return dict(line.split("=", 1) for line in printed.split())
+
+
+def book_sources() -> list[Path]:
+    """Every file whose change can change the built site."""
+    files = [REPOSITORY / name for name in ("_config.yml", "_toc.yml", "references.bib")]
+    for root in (REPOSITORY / "book", REPOSITORY / "src" / "covpo"):
+        files += [
+            path
+            for path in root.rglob("*")
+            if path.is_file()
+            and "__pycache__" not in path.parts
+            and not any(part.startswith(".") for part in path.relative_to(REPOSITORY).parts)
+        ]
+    return [path for path in files if path.exists()]
+
+
+def recorded_build() -> dict | None:
+    """The record of an earlier session's build if that build is newer than every source, else None."""
+    stamp = HTML / ".buildinfo"
+    if not stamp.exists() or not RECORD.exists():
+        return None
+    record = json.loads(RECORD.read_text())
+    if record.get("buildinfo_mtime") != stamp.stat().st_mtime or record.get("profile") != second_profile():
+        return None
+    if stamp.stat().st_mtime < max(path.stat().st_mtime for path in book_sources()):
+        return None
+    return record
+
+
+def jupyter_book() -> str | None:
+    beside_python = Path(sys.executable).with_name("jupyter-book")
+    return str(beside_python) if beside_python.exists() else shutil.which("jupyter-book")
+
+
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+FAILED_CELL = re.compile(r"An error occurred while executing the following cell:\n-+\n(?P<cell>.*?)\n-+\n", flags=re.S)
+ERROR_LINE = re.compile(r"^[\w.]*(?:Error|Exception)(?::.*)?$", flags=re.M)
+
+
+def describe_build_failure(log: str) -> str:
+    """What broke a failed build, in a few lines: the chapter and the cell that raised, or the warnings.
+
+    A chapter whose cell raises stops the build (``raise_on_error``); the log then names the
+    chapter (``ExecutionError: <path>``) and nbclient's error shows the cell's source and its
+    traceback. Any other failure is a warning turned into an error by ``-W``.
+    """
+    log = ANSI_ESCAPE.sub("", log)
+    chapter = re.search(r"ExecutionError: (\S+)", log)
+    cell = FAILED_CELL.search(log)
+    if chapter and cell:
+        where = Path(chapter.group(1))
+        where = where.relative_to(REPOSITORY) if where.is_relative_to(REPOSITORY) else where
+        error = ERROR_LINE.search(log, cell.end())
+        return f"{where} failed to execute.\nThe cell that raised:\n{cell.group('cell')}\n\n{error.group(0) if error else ''}"
+    # Kernels log their own "WARNING" lines (e.g. about TCP transport); those stop nothing.
+    warnings = [
+        line for line in log.splitlines()
+        if ("WARNING" in line or "ERROR" in line) and not line.startswith(("[IPKernelApp]", "[ipykernel"))
+    ]
+    if warnings:
+        return "the build stopped on these warnings (errors under -W):\n" + "\n".join(warnings[:20])
+    return f"the build failed; the end of its log ({LOG}):\n{log[-3000:]}"
+
+
+class SessionBuild:
+    """The build of this test session: started once (in the background), awaited by the tests that need it."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen | None = None
+        self._log = None
+        self._profile: dict[str, str] = {}
+        self._result: BuiltSite | None = None
+
+    def start(self) -> None:
+        """Start the build in the background, unless a fresh one exists or it has started already."""
+        if self._process is not None or self._result is not None:
+            return
+        if (record := recorded_build()) is not None:
+            self._result = BuiltSite(HTML, EXECUTED, False, record["returncode"], record["failure"])
+            return
+        executable = jupyter_book()
+        if executable is None:
+            self._result = BuiltSite(HTML, EXECUTED, False, 127, "jupyter-book is not installed, so the book cannot be built")
+            return
+        OUTPUT.mkdir(parents=True, exist_ok=True)
+        self._profile = second_profile()
+        self._log = LOG.open("w")
+        self._process = subprocess.Popen(
+            [executable, "build", str(REPOSITORY), *BUILD_FLAGS, "--path-output", str(OUTPUT)],
+            cwd=REPOSITORY, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env={**os.environ, **self._profile},
+        )
+
+    def result(self) -> BuiltSite:
+        """The build, waiting for it to finish (starting it first if no test started it)."""
+        self.start()
+        if self._result is None:
+            try:
+                returncode = self._process.wait(timeout=TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                returncode = self._process.wait()
+            self._log.close()
+            failure = describe_build_failure(LOG.read_text(errors="replace")) if returncode else ""
+            stamp = HTML / ".buildinfo"
+            RECORD.write_text(json.dumps({
+                "buildinfo_mtime": stamp.stat().st_mtime if stamp.exists() else None,
+                "returncode": returncode,
+                "failure": failure,
+                "profile": self._profile,
+            }))
+            self._result = BuiltSite(HTML, EXECUTED, True, returncode, failure)
+        return self._result
+
+    def stop(self) -> None:
+        """End a build still running when the session ends (a session stopped early)."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+        if self._log is not None and not self._log.closed:
+            self._log.close()
+
+
+SESSION_BUILD = SessionBuild()
