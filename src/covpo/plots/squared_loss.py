@@ -202,15 +202,16 @@ def batch_size_figure(study: BatchSizeStudy, title: str) -> BookFigure:
 def mse_criterion_figure(study: BatchSizeStudy, check: RebelObjectiveCheck) -> BookFigure:
     """The MSE criterion of the paper's section 4.1 on the batch-size study's runs, in three panels.
 
-    Left: each step's APMD accuracy ``2 beta^2 E_x KL(pi_{t+1} || pi*_{t+1})`` against its MSE
-    (one dot per step of every run; dotted: equality). Middle: each run's accumulated bound on
+    Top left: each step's APMD accuracy ``2 beta^2 E_x KL(pi_{t+1} || pi*_{t+1})`` against its MSE
+    (one dot per step of every run; dotted: equality). Top right: each run's accumulated bound on
     the fall of coverage (worst prompt) against the fall measured, both in decades; open markers
     are runs that did not become eps-optimal (dashed: a factor of two; dotted: equality).
-    Right: Rebel-OnPolicy's empirical objective on fresh batches against ``2 E_x Var_{pi_t}(delta)``,
-    one point per step (mean with two standard errors; dotted: equality).
+    Bottom left: Rebel-OnPolicy's empirical objective on fresh batches against ``2 E_x Var_{pi_t}(delta)``,
+    one point per step (mean with two standard errors; dotted: equality). Bottom right: the legend.
     """
-    figure = new_figure(10.0, 3.6)
-    left, middle, right = figure.subplots(1, 3)
+    figure = new_figure(7.0, 6.4)
+    panels = figure.subplot_mosaic([["left", "middle"], ["right", "legend"]])
+    left, middle, right, legend = (panels[name] for name in ("left", "middle", "right", "legend"))
     for i, name in enumerate(study.names):
         color, marker = METHOD_COLORS.get(name, f"C{i}"), METHOD_MARKERS.get(name, "o")
         for j in range(study.batch_sizes.size):
@@ -231,7 +232,6 @@ def mse_criterion_figure(study: BatchSizeStudy, check: RebelObjectiveCheck) -> B
     middle.plot([0.3, 100], [0.3, 100], ":", color="0.4", lw=1)
     middle.set(xscale="log", yscale="log", ylim=(5e-4, 100), xlabel="bound on the fall (decades)",
                ylabel="fall measured (decades)", title="One run: the bound and the fall")
-    middle.legend(loc="upper left", fontsize=8, frameon=False)
     target = 2.0 * check.centered_mse
     mean = check.objectives.mean(axis=1)
     error = 2.0 * check.objectives.std(axis=1, ddof=1) / np.sqrt(check.objectives.shape[1])
@@ -243,7 +243,10 @@ def mse_criterion_figure(study: BatchSizeStudy, check: RebelObjectiveCheck) -> B
               ylabel=f"objective on fresh batches (N = {check.batch_size})", title="Rebel: objective and MSE")
     for axes in (left, middle, right):
         axes.grid(alpha=0.3)
-    left.legend(loc="upper left", fontsize=8, frameon=False)
+    legend.axis("off")
+    handles, labels = middle.get_legend_handles_labels()
+    legend.legend(handles, labels, loc="center", frameon=False,
+                  title="filled: reached eps\nopen: did not")
     return figure
 
 
