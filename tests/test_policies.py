@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import log_softmax
 
-from covpo import tabular_instance
+from covpo import run, tabular_instance
+from covpo.families import collapse_family
+from covpo.instances import BanditInstance
 from covpo.policies import (
     base_log_policy,
     coverage_coefficient,
     expected_kl,
     expected_reward,
+    feature_sums,
     kl_per_prompt,
     log_coverage,
     log_policy,
     mean_features,
     policy_probs,
+    prompt_feature_sums,
     sample_prompts,
     sample_responses,
     value_per_prompt,
@@ -198,3 +204,50 @@ def test_batches_and_policy_classes_validate_under_the_callers_names():
         policy.log_policy(np.zeros(3))
     with pytest.raises(ValueError, match="instance must be a BanditInstance"):
         SoftmaxLinear(None)
+
+
+def dense_copy(instance: BanditInstance) -> BanditInstance:
+    """The same instance with its one-hot layout hidden, so every product runs densely."""
+    copy = dataclasses.replace(instance)
+    copy.__dict__["one_hot_columns"] = None
+    return copy
+
+
+def test_one_hot_layout_is_found_only_for_tabular_features():
+    rng = np.random.default_rng(0)
+    tabular = tabular_instance(rng.random((3, 5)), np.full((3, 5), 0.2))
+    assert tabular.one_hot_columns is not None
+    assert sorted(tabular.one_hot_columns.ravel()) == list(range(15))
+    shared = dataclasses.replace(tabular, features=np.ones((3, 5, 1)), base_theta=np.zeros(1), reward_theta=None)
+    assert shared.one_hot_columns is None
+    scaled = dataclasses.replace(tabular, features=2.0 * tabular.features)
+    assert scaled.one_hot_columns is None
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 6), st.integers(0, 2**32 - 1))
+def test_tabular_products_equal_the_dense_ones_bit_for_bit(n_prompts, n_responses, seed):
+    rng = np.random.default_rng(seed)
+    instance = tabular_instance(rng.random((n_prompts, n_responses)), rng.dirichlet(np.ones(n_responses), n_prompts))
+    dense = dense_copy(instance)
+    theta = 30.0 * rng.standard_normal(instance.dim)
+    table = rng.standard_normal((n_prompts, n_responses))
+    assert np.array_equal(log_policy(instance, theta), log_policy(dense, theta))
+    log_probs = log_policy(instance, theta)
+    assert np.array_equal(mean_features(instance, log_probs), mean_features(dense, log_probs))
+    assert np.array_equal(feature_sums(instance, table), feature_sums(dense, table))
+    assert np.array_equal(prompt_feature_sums(instance, table), prompt_feature_sums(dense, table))
+
+
+@pytest.mark.parametrize("algorithm", ["reinforce", "ppo_lite", "grpo_reset", "kimipo"])
+def test_runs_on_tabular_features_equal_dense_runs_bit_for_bit(algorithm):
+    instance = collapse_family()[0]
+    settings_of = {
+        "reinforce": {"eta": 8.0, "n_iterations": 60, "batch_size": 16},
+        "ppo_lite": {"beta": 0.5, "eta": 8.0, "n_iterations": 6, "batch_size": 16, "inner_steps": 10},
+        "grpo_reset": {"beta": 0.5, "eta": 8.0, "n_iterations": 6, "batch_size": 8, "group_size": 4, "inner_steps": 10},
+        "kimipo": {"beta": 1.0, "eta": 2.0, "n_iterations": 3, "batch_size": 32, "inner_steps": 10, "extra_responses": 1},
+    }[algorithm]
+    runs = [run(algorithm, which, rng=np.random.default_rng(1), **settings_of) for which in (instance, dense_copy(instance))]
+    for field in ("reward", "log_coverage", "kl_to_base"):
+        assert np.array_equal(getattr(runs[0], field), getattr(runs[1], field))

@@ -17,11 +17,12 @@ from covpo.policies import (
     check_bandit,
     check_policy,
     check_theta,
-    sample_prompts,
-    sample_responses,
+    feature_sums,
     unchecked_kl_per_prompt,
     unchecked_log_policy,
     unchecked_mean_features,
+    unchecked_sample_prompts,
+    unchecked_sample_responses,
 )
 from covpo.validation import (
     check_count,
@@ -114,12 +115,22 @@ def draw_batch(
     batch_size = check_count("batch_size", batch_size)
     rng = check_generator("rng", rng)
     if group_size is not None:
-        check_count("group_size", group_size)
-    prompts = sample_prompts(instance, rng, batch_size)
-    if group_size is not None:
         group_size = check_count("group_size", group_size)
+    return unchecked_draw_batch(instance, log_probs, batch_size, rng, group_size)
+
+
+def unchecked_draw_batch(
+    instance: BanditInstance,
+    log_probs: np.ndarray,
+    batch_size: int,
+    rng: np.random.Generator,
+    group_size: int | None = None,
+) -> ResponseBatch:
+    """:func:`draw_batch` for arguments the caller has already validated (the algorithms' loops)."""
+    prompts = unchecked_sample_prompts(instance, rng, batch_size)
+    if group_size is not None:
         prompts = np.repeat(prompts[:, None], group_size, axis=1)
-    responses = sample_responses(log_probs, prompts, rng)
+    responses = unchecked_sample_responses(log_probs, prompts, rng)
     return ResponseBatch(
         prompts=prompts,
         responses=responses,
@@ -210,4 +221,4 @@ def unchecked_prompt_kl(
     kl = unchecked_kl_per_prompt(log_probs, log_reference)
     probs = np.exp(log_probs)
     table = weights[:, None] * probs * (log_probs - log_reference - kl[:, None])
-    return float(weights @ kl), np.einsum("xy,xyd->d", table, instance.features)
+    return float(weights @ kl), feature_sums(instance, table)

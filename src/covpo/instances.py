@@ -10,6 +10,7 @@ features.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -124,6 +125,25 @@ class BanditInstance:
     def dim(self) -> int:
         """Feature dimension ``d``."""
         return int(self.features.shape[2])
+
+    @cached_property
+    def one_hot_columns(self) -> np.ndarray | None:
+        """For tabular features, the coordinate of ``phi(x, y)``'s single 1, shape ``(n_prompts, n_responses)``; else ``None``.
+
+        Features are tabular when every ``phi(x, y)`` is a standard basis vector and no two
+        pairs share one (paper section 2.2: the tabular class is the softmax-linear class with
+        one-hot features). Then ``<theta, phi(x, y)>`` is ``theta`` at that coordinate and every
+        sum against the features is a scatter, which :mod:`covpo.policies` uses to skip the
+        dense products; the results are the same numbers, since the dense products only add zeros.
+        """
+        features = self.features
+        columns = np.argmax(features, axis=2)
+        ones = np.take_along_axis(features, columns[:, :, None], axis=2)
+        one_hot = np.all(ones == 1.0) and np.count_nonzero(features) == columns.size
+        if not one_hot or np.unique(columns).size != columns.size:
+            return None
+        columns.setflags(write=False)
+        return columns
 
     @property
     def optimal_rewards(self) -> np.ndarray:

@@ -9,7 +9,7 @@ closed-form targets such as the regularized optimum, which need not lie in the c
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy.special import log_softmax, logsumexp
 
 from covpo.instances import BanditInstance
 from covpo.validation import (
@@ -42,13 +42,46 @@ def check_policy(name: str, instance: BanditInstance, log_probs: object) -> np.n
 def logits(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
     """Unnormalized logits ``<theta, phi(x, y)>``, shape ``(n_prompts, n_responses)``."""
     instance = check_bandit("instance", instance)
-    return instance.features @ check_theta("theta", instance, theta)
+    return feature_products(instance, check_theta("theta", instance, theta))
+
+
+def feature_products(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
+    """``<theta, phi(x, y)>`` for every pair, shape ``(n_prompts, n_responses)``, for a validated ``theta``.
+
+    On tabular features (:attr:`~covpo.instances.BanditInstance.one_hot_columns`) this reads
+    ``theta`` at each pair's coordinate instead of forming the dense product; the values are the same.
+    """
+    columns = instance.one_hot_columns
+    return instance.features @ theta if columns is None else theta[columns]
+
+
+def feature_sums(instance: BanditInstance, table: np.ndarray) -> np.ndarray:
+    """``sum_{x, y} table(x, y) phi(x, y)``, shape ``(d,)``, for a table of the rewards' shape.
+
+    On tabular features each coordinate receives the one entry of ``table`` whose feature it is
+    (the dense sum only adds zeros to it).
+    """
+    columns = instance.one_hot_columns
+    if columns is None:
+        return np.einsum("xy,xyd->d", table, instance.features)
+    sums = np.zeros(instance.dim, dtype=np.result_type(table, float))
+    sums[columns] = table
+    return sums
+
+
+def prompt_feature_sums(instance: BanditInstance, table: np.ndarray) -> np.ndarray:
+    """``sum_y table(x, y) phi(x, y)`` for every prompt, shape ``(n_prompts, d)`` (tabular features as in :func:`feature_sums`)."""
+    columns = instance.one_hot_columns
+    if columns is None:
+        return np.einsum("xy,xyd->xd", table, instance.features)
+    sums = np.zeros((instance.n_prompts, instance.dim), dtype=np.result_type(table, float))
+    np.put_along_axis(sums, columns, table, axis=1)
+    return sums
 
 
 def unchecked_log_policy(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
     """:func:`log_policy` for arguments the caller has already validated under its own names."""
-    scores = instance.features @ theta
-    return scores - logsumexp(scores, axis=1, keepdims=True)
+    return log_softmax(feature_products(instance, theta), axis=1)
 
 
 def log_policy(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
@@ -59,7 +92,7 @@ def log_policy(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
 
 def unchecked_mean_features(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
     """:func:`mean_features` for arguments the caller has already validated under its own names."""
-    return np.einsum("xy,xyd->xd", np.exp(log_probs), instance.features)
+    return prompt_feature_sums(instance, np.exp(log_probs))
 
 
 def mean_features(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
@@ -162,6 +195,11 @@ def sample_prompts(instance: BanditInstance, rng: np.random.Generator, batch_siz
     instance = check_bandit("instance", instance)
     rng = check_generator("rng", rng)
     batch_size = check_count("batch_size", batch_size)
+    return unchecked_sample_prompts(instance, rng, batch_size)
+
+
+def unchecked_sample_prompts(instance: BanditInstance, rng: np.random.Generator, batch_size: int) -> np.ndarray:
+    """:func:`sample_prompts` for arguments the caller has already validated (the algorithms' loops)."""
     return rng.choice(instance.n_prompts, size=batch_size, p=instance.prompt_probs)
 
 
@@ -175,9 +213,14 @@ def sample_responses(log_probs: np.ndarray, prompts: np.ndarray, rng: np.random.
     log_probs = check_log_distribution("log_probs", log_probs)
     if log_probs.ndim != 2:
         raise ValueError(f"log_probs must be a table of shape (n_prompts, n_responses), got shape {log_probs.shape}")
-    n_prompts, n_responses = log_probs.shape
-    prompts = check_index_array("prompts", prompts, n_prompts)
+    prompts = check_index_array("prompts", prompts, log_probs.shape[0])
     rng = check_generator("rng", rng)
+    return unchecked_sample_responses(log_probs, prompts, rng)
+
+
+def unchecked_sample_responses(log_probs: np.ndarray, prompts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """:func:`sample_responses` for arguments the caller has already validated (the algorithms' loops)."""
+    n_prompts, n_responses = log_probs.shape
     cumulative = np.cumsum(np.exp(log_probs - log_probs.max(axis=1, keepdims=True)), axis=1)
     cumulative /= cumulative[:, -1:]
     offsets = np.arange(n_prompts)[:, None]

@@ -18,7 +18,7 @@ import numpy as np
 
 from covpo.batches import ResponseBatch, unchecked_score_average
 from covpo.instances import BanditInstance
-from covpo.policies import check_bandit, check_theta, unchecked_log_policy, unchecked_mean_features
+from covpo.policies import check_bandit, check_theta, feature_sums, unchecked_log_policy, unchecked_mean_features
 
 
 class PolicyClass(Protocol):
@@ -90,4 +90,4 @@ class SoftmaxLinear:
         probs = np.exp(log_probs)
         centered = advantage - np.sum(probs * advantage, axis=1, keepdims=True)
         weights = self.instance.prompt_probs[:, None] * probs * centered
-        return np.einsum("xy,xyd->d", weights, self.instance.features)
+        return feature_sums(self.instance, weights)

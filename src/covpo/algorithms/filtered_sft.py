@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from covpo.algorithms.steps import ascent_step
-from covpo.batches import draw_batch
+from covpo.batches import unchecked_draw_batch
 from covpo.instances import BanditInstance
 from covpo.policies import base_log_policy, check_bandit, check_theta, log_policy, mean_features
 from covpo.trajectory import Trajectory, TrajectoryRecorder
@@ -157,7 +157,7 @@ def filtered_sft(
     kept = np.zeros(instance.rewards.shape)
     best_reward = np.full(instance.n_prompts, -np.inf)
     for t in range(n_iterations):
-        batch = draw_batch(instance, log_base, batch_size, rng, group_size=group_size)
+        batch = unchecked_draw_batch(instance, log_base, batch_size, rng, group_size=group_size)
         recorder.count_responses(batch.size)
         kept, best_reward = filter_best(kept, best_reward, batch.prompts, batch.responses, batch.rewards)
         for k in range(inner_steps):

@@ -39,14 +39,14 @@ from covpo.batches import (
     BatchTerms,
     ResponseBatch,
     check_batch,
-    draw_batch,
     unchecked_batch_terms,
+    unchecked_draw_batch,
     unchecked_prompt_kl,
     unchecked_score_average,
 )
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_optimum
-from covpo.policies import base_log_policy, check_bandit, check_policy, check_theta, expected_kl, log_policy
+from covpo.policies import base_log_policy, check_bandit, check_policy, check_theta, expected_kl, unchecked_log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import (
     check_count,
@@ -367,14 +367,14 @@ def grpo(
     )
     log_reference = base_log_policy(instance)
     theta = np.array(instance.base_theta, dtype=float)
-    recorder.record_policy(instance, log_policy(instance, theta))
+    recorder.record_policy(instance, unchecked_log_policy(instance, theta))
     thetas, inner_kl = [theta], []
     for t in range(n_iterations):
-        log_old = log_policy(instance, theta)
+        log_old = unchecked_log_policy(instance, theta)
         if reset:
             log_reference = log_old  # reset the KL reference to pi_t
             recorder.count_reset()
-        batch = draw_batch(instance, log_old, batch_size, rng, group_size)
+        batch = unchecked_draw_batch(instance, log_old, batch_size, rng, group_size)
         recorder.count_responses(batch.size)
         advantages = group_advantages(batch.rewards, scale_by_std, std_eps)
         observe = inner_step_observer(
@@ -393,9 +393,9 @@ def grpo(
             theta = ascent_step(theta, eta, gradient, t, k + 1)
             recorder.count_gradient_steps()
             if record_each_step:
-                recorder.record_policy(instance, log_policy(instance, theta))
+                recorder.record_policy(instance, unchecked_log_policy(instance, theta))
         observe(inner_steps, theta)
-        log_probs = log_policy(instance, theta)
+        log_probs = unchecked_log_policy(instance, theta)
         if reset:
             inner_kl.append(expected_kl(instance, log_probs, regularized_optimum(instance, log_reference, beta)))
         if not record_each_step:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from covpo.algorithms.squared_loss import draw_baseline_batch, unchecked_kimi_gradient
+from covpo.algorithms.squared_loss import unchecked_draw_baseline_batch, unchecked_kimi_gradient
 from covpo.algorithms.steps import (
     InnerStepCallback,
     ascent_step,
@@ -28,7 +28,7 @@ from covpo.algorithms.steps import (
 )
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_optimum
-from covpo.policies import check_bandit, expected_kl, log_policy
+from covpo.policies import check_bandit, log_policy, unchecked_expected_kl, unchecked_log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_generator, check_positive
 
@@ -111,8 +111,8 @@ def kimipo_norm(
         log_reference = log_probs  # reset the reference to pi_t
         recorder.count_reset()
         log_target = regularized_optimum(instance, log_reference, beta)
-        batch = draw_baseline_batch(
-            instance, log_reference, batch_size, extra_responses, rng, baseline="normalizer", beta=beta
+        batch = unchecked_draw_baseline_batch(
+            instance, log_reference, batch_size, extra_responses, rng, "normalizer", beta
         )
         recorder.count_responses(batch.size)  # N regression responses and N M baseline responses
         observe = inner_step_observer(on_inner_step, instance, t, batch.regression, log_reference, recorder)
@@ -123,10 +123,10 @@ def kimipo_norm(
             theta = ascent_step(theta, -eta, gradient, t, k + 1)  # descent on the loss
             recorder.count_gradient_steps()
             if record_each_step:
-                recorder.record_policy(instance, log_policy(instance, theta))
+                recorder.record_policy(instance, unchecked_log_policy(instance, theta))
         observe(inner_steps, theta)
-        log_probs = log_policy(instance, theta)
-        inner_kl.append(expected_kl(instance, log_probs, log_target))
+        log_probs = unchecked_log_policy(instance, theta)
+        inner_kl.append(unchecked_expected_kl(instance, log_probs, log_target))
         if not record_each_step:
             recorder.record_policy(instance, log_probs)
         thetas.append(theta)

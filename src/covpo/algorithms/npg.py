@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from covpo.algorithms.reinforce import leave_one_out_baseline
-from covpo.batches import draw_batch
+from covpo.batches import unchecked_draw_batch
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_optimum
 from covpo.policies import centered_features, check_bandit, check_theta, expected_kl, log_policy
@@ -116,7 +116,7 @@ def sampled_npg_direction(
     batch_size = check_count("batch_size", batch_size)
     group_size = check_count("group_size", group_size, minimum=2)
     log_probs = log_policy(instance, theta)
-    batch = draw_batch(instance, log_probs, batch_size, rng, group_size=group_size)
+    batch = unchecked_draw_batch(instance, log_probs, batch_size, rng, group_size=group_size)
     advantages = batch.rewards - leave_one_out_baseline(batch.rewards)
     scores = centered_features(instance, log_probs)[batch.prompts, batch.responses]
     return np.linalg.lstsq(scores.reshape(-1, instance.dim), advantages.ravel(), rcond=None)[0]

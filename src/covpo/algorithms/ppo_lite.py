@@ -30,14 +30,14 @@ from covpo.batches import (
     BatchTerms,
     ResponseBatch,
     check_batch,
-    draw_batch,
     unchecked_batch_terms,
+    unchecked_draw_batch,
     unchecked_prompt_kl,
     unchecked_score_average,
 )
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_optimum
-from covpo.policies import check_bandit, check_policy, check_theta, expected_kl, log_policy
+from covpo.policies import check_bandit, check_policy, check_theta, expected_kl, unchecked_log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_finite_array, check_generator, check_option, check_positive
 
@@ -293,13 +293,13 @@ def ppo_lite(
         return ppo_lite_clip_mask(log_ratio, thresholds)
 
     theta = np.array(instance.base_theta, dtype=float)
-    log_probs = log_policy(instance, theta)
+    log_probs = unchecked_log_policy(instance, theta)
     recorder.record_policy(instance, log_probs)
     thetas, inner_kl = [theta], []
     for t in range(n_iterations):
         log_reference = log_probs  # reset the reference to pi_t
         recorder.count_reset()
-        batch = draw_batch(instance, log_reference, batch_size, rng)
+        batch = unchecked_draw_batch(instance, log_reference, batch_size, rng)
         recorder.count_responses(batch.size)
         observe = inner_step_observer(on_inner_step, instance, t, batch, log_reference, recorder, clip_mask)
         for k in range(inner_steps):
@@ -309,9 +309,9 @@ def ppo_lite(
             theta = ascent_step(theta, eta, gradient, t, k + 1)
             recorder.count_gradient_steps()
             if record_each_step:
-                recorder.record_policy(instance, log_policy(instance, theta))
+                recorder.record_policy(instance, unchecked_log_policy(instance, theta))
         observe(inner_steps, theta)
-        log_probs = log_policy(instance, theta)
+        log_probs = unchecked_log_policy(instance, theta)
         inner_kl.append(expected_kl(instance, log_probs, regularized_optimum(instance, log_reference, beta)))
         if not record_each_step:
             recorder.record_policy(instance, log_probs)

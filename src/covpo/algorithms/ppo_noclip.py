@@ -27,7 +27,7 @@ from covpo.algorithms.steps import (
     finite_result,
     inner_step_observer,
 )
-from covpo.batches import ResponseBatch, check_batch, draw_batch
+from covpo.batches import ResponseBatch, check_batch, unchecked_draw_batch
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_optimum
 from covpo.policies import check_bandit, expected_kl
@@ -174,7 +174,7 @@ def ppo_noclip(
     for t in range(n_iterations):
         log_reference = log_probs  # reset the reference to pi_t
         recorder.count_reset()
-        batch = draw_batch(instance, log_reference, batch_size, rng)
+        batch = unchecked_draw_batch(instance, log_reference, batch_size, rng)
         recorder.count_responses(batch.size)
         observe = inner_step_observer(on_inner_step, instance, t, batch, log_reference, recorder, policy=policy)
         for k in range(inner_steps):

@@ -25,7 +25,7 @@ from covpo.algorithms.steps import ascent_step, check_policy_class, check_step_s
 from covpo.batches import ResponseBatch
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_gradient, reward_gradient
-from covpo.policies import check_bandit, sample_prompts, sample_responses
+from covpo.policies import check_bandit, unchecked_sample_prompts, unchecked_sample_responses
 from covpo.policy_classes import PolicyClass
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import (
@@ -283,8 +283,8 @@ def reinforce(
     )
     recorder.record_policy(instance, policy.log_policy(theta), log_base=log_base)
     for step in range(1, n_iterations + 1):
-        prompts = sample_prompts(instance, rng, batch_size)
-        responses = sample_responses(policy.log_policy(theta), prompts, rng)
+        prompts = unchecked_sample_prompts(instance, rng, batch_size)
+        responses = unchecked_sample_responses(policy.log_policy(theta), prompts, rng)
         recorder.count_responses(batch_size)
         gradient = _sampled_gradient(instance, policy, theta, prompts, responses, beta, baseline, log_base)
         theta = ascent_step(theta, eta, gradient, step - 1, 1)

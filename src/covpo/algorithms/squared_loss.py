@@ -49,6 +49,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy.optimize import minimize
@@ -58,11 +59,8 @@ from covpo.algorithms.mirror_descent import exact_target_theta
 from covpo.algorithms.steps import finite_result
 from covpo.batches import (
     ResponseBatch,
-    batch_terms,
     check_batch,
-    draw_batch,
-    unchecked_batch_terms,
-    unchecked_score_average,
+    unchecked_draw_batch,
 )
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_optimum
@@ -71,9 +69,11 @@ from covpo.policies import (
     check_bandit,
     check_policy,
     check_theta,
+    feature_sums,
     log_coverage,
     log_policy,
     sample_responses,
+    unchecked_log_policy,
 )
 from covpo.validation import (
     check_count,
@@ -197,13 +197,20 @@ def mean_baseline_moments(
     return BaselineMoments(value, variance / extra_responses, np.zeros_like(value), True)
 
 
+@lru_cache(maxsize=64)
 def _compositions(total: int, parts: int) -> np.ndarray:
-    """Every vector of ``parts`` non-negative integers summing to ``total`` (stars and bars), one per row."""
+    """Every vector of ``parts`` non-negative integers summing to ``total`` (stars and bars), one per row.
+
+    Cached (prompts with as many distinct rewards share it) and read-only.
+    """
     if parts == 1:
-        return np.array([[total]], dtype=np.int64)
-    bars = np.array(list(itertools.combinations(range(total + parts - 1), parts - 1)), dtype=np.int64)
-    edges = np.hstack([np.full((bars.shape[0], 1), -1), bars, np.full((bars.shape[0], 1), total + parts - 1)])
-    return np.diff(edges, axis=1) - 1
+        counts = np.array([[total]], dtype=np.int64)
+    else:
+        bars = np.array(list(itertools.combinations(range(total + parts - 1), parts - 1)), dtype=np.int64)
+        edges = np.hstack([np.full((bars.shape[0], 1), -1), bars, np.full((bars.shape[0], 1), total + parts - 1)])
+        counts = np.diff(edges, axis=1) - 1
+    counts.setflags(write=False)
+    return counts
 
 
 def _exact_normalizer_moments(
@@ -273,7 +280,8 @@ def normalizer_baseline_moments(
         if math.comb(group_size + values.size - 1, values.size - 1) > max_outcomes:
             sampled.append(x)
             continue
-        log_probs = np.array([logsumexp(log_reference[x][inverse == k]) for k in range(values.size)])
+        classes = inverse[None, :] == np.arange(values.size)[:, None]
+        log_probs = logsumexp(np.where(classes, log_reference[x][None, :], -np.inf), axis=1)
         mean[x], variance[x] = _exact_normalizer_moments(values, log_probs, beta, group_size)
     if sampled:
         if rng is None:
@@ -739,7 +747,20 @@ def draw_baseline_batch(
         if beta is None:
             raise ValueError("beta is None: the normalizer baseline needs the regularization strength")
         beta = _check_beta(beta)
-    group = draw_batch(instance, log_reference, batch_size, rng, group_size=extra_responses + 1)
+    return unchecked_draw_baseline_batch(instance, log_reference, batch_size, extra_responses, rng, baseline, beta)
+
+
+def unchecked_draw_baseline_batch(
+    instance: BanditInstance,
+    log_reference: np.ndarray,
+    batch_size: int,
+    extra_responses: int,
+    rng: np.random.Generator,
+    baseline: str,
+    beta: float | None,
+) -> BaselineBatch:
+    """:func:`draw_baseline_batch` for arguments the caller has already validated (the runs' outer loop)."""
+    group = unchecked_draw_batch(instance, log_reference, batch_size, rng, group_size=extra_responses + 1)
     regression = ResponseBatch(
         prompts=group.prompts[:, 0],
         responses=group.responses[:, 0],
@@ -769,7 +790,7 @@ def kimi_loss(
     instance = check_bandit("instance", instance)
     beta = _check_beta(beta)
     baseline = _check_batch_baseline(check_batch("batch", batch, instance), baseline)
-    log_ratio = batch_terms(instance, theta, batch).log_ratio
+    log_ratio = _batch_log_ratio(unchecked_log_policy(instance, check_theta("theta", instance, theta)), batch)
     with np.errstate(over="ignore", invalid="ignore"):
         return finite_result(float(np.mean((batch.rewards - baseline - beta * log_ratio) ** 2)), beta)
 
@@ -789,10 +810,41 @@ def kimi_gradient(
 def unchecked_kimi_gradient(
     instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, baseline: np.ndarray, beta: float
 ) -> np.ndarray:
-    """:func:`kimi_gradient` for validated arguments, non-finite where the run diverges (the runs' inner loop)."""
-    terms = unchecked_batch_terms(instance, theta, batch)
-    residual = batch.rewards - baseline - beta * terms.log_ratio
-    return unchecked_score_average(-2.0 * beta * residual, terms.scores)
+    """:func:`kimi_gradient` for validated arguments, non-finite where the run diverges (the runs' inner loop).
+
+    The scores are summed through the policy table (:func:`_batch_score_sum`) instead of being
+    formed pair by pair: the batch's features are never gathered.
+    """
+    log_probs = unchecked_log_policy(instance, theta)
+    residual = batch.rewards - baseline - beta * _batch_log_ratio(log_probs, batch)
+    return -2.0 * beta * _batch_score_sum(instance, log_probs, batch, residual) / residual.size
+
+
+def _batch_log_ratio(log_probs: np.ndarray, batch: ResponseBatch) -> np.ndarray:
+    """``log pi_theta(y_i|x_i) - log pi_t(y_i|x_i)`` on the batch, from the table ``log pi_theta``."""
+    return log_probs[batch.prompts, batch.responses] - batch.log_sampling
+
+
+def _pair_table(
+    instance: BanditInstance, prompts: np.ndarray, responses: np.ndarray, weights: np.ndarray
+) -> np.ndarray:
+    """``sum_{i: (x_i, y_i) = (x, y)} w_i`` for every pair ``(x, y)``, shape ``(n_prompts, n_responses)``."""
+    cells = np.ravel(prompts * instance.n_responses + responses)
+    size = instance.n_prompts * instance.n_responses
+    return np.bincount(cells, weights=np.ravel(weights), minlength=size).reshape(instance.rewards.shape)
+
+
+def _batch_score_sum(
+    instance: BanditInstance, log_probs: np.ndarray, batch: ResponseBatch, coefficients: np.ndarray
+) -> np.ndarray:
+    """``sum_i a_i (phi(x_i, y_i) - phibar_theta(x_i))`` for softmax-linear scores (paper section 2.2).
+
+    Grouped by pair and by prompt, the sum is ``sum_{x, y} (A(x, y) - A(x) pi_theta(y|x)) phi(x, y)``
+    with ``A(x, y)`` the coefficients summed over the batch's copies of ``(x, y)`` and ``A(x)``
+    over its copies of ``x``: one pass over the policy table, whatever the batch size.
+    """
+    table = _pair_table(instance, batch.prompts, batch.responses, coefficients)
+    return feature_sums(instance, table - table.sum(axis=1, keepdims=True) * np.exp(log_probs))
 
 
 def _check_pairs(batch: ResponseBatch) -> ResponseBatch:
@@ -812,7 +864,7 @@ def rebel_loss(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch
     instance = check_bandit("instance", instance)
     beta = _check_beta(beta)
     batch = _check_pairs(check_batch("batch", batch, instance))
-    log_ratio = batch_terms(instance, theta, batch).log_ratio
+    log_ratio = _batch_log_ratio(unchecked_log_policy(instance, check_theta("theta", instance, theta)), batch)
     with np.errstate(over="ignore", invalid="ignore"):
         residual = beta * (log_ratio[:, 0] - log_ratio[:, 1]) - (batch.rewards[:, 0] - batch.rewards[:, 1])
         return finite_result(float(np.mean(residual**2)), beta)
@@ -833,9 +885,12 @@ def rebel_gradient(instance: BanditInstance, theta: np.ndarray, batch: ResponseB
 
 
 def unchecked_rebel_gradient(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, beta: float) -> np.ndarray:
-    """:func:`rebel_gradient` for validated arguments, non-finite where the run diverges (the runs' inner loop)."""
-    log_ratio = unchecked_batch_terms(instance, theta, batch).log_ratio
+    """:func:`rebel_gradient` for validated arguments, non-finite where the run diverges (the runs' inner loop).
+
+    The feature differences are summed through the pair table (each pair adds ``res_i`` at
+    ``(x_i, y_i)`` and ``-res_i`` at ``(x_i, y'_i)``): the batch's features are never gathered.
+    """
+    log_ratio = _batch_log_ratio(unchecked_log_policy(instance, theta), batch)
     residual = beta * (log_ratio[:, 0] - log_ratio[:, 1]) - (batch.rewards[:, 0] - batch.rewards[:, 1])
-    prompts = batch.prompts[:, 0]
-    feature_gap = instance.features[prompts, batch.responses[:, 0]] - instance.features[prompts, batch.responses[:, 1]]
-    return 2.0 * beta * residual @ feature_gap / residual.size
+    table = _pair_table(instance, batch.prompts, batch.responses, np.stack([residual, -residual], axis=1))
+    return 2.0 * beta * feature_sums(instance, table) / residual.size

@@ -524,11 +524,14 @@ def compare_at_budget(
     check_instance("instance", instance, BanditInstance)
     response_budget = check_count("response_budget", response_budget)
     seed = _check_seed("seed", seed)
-    return tuple(
-        run_unless_diverged(
-            method.with_response_budget(response_budget), instance, method.learning_rates[0], np.random.default_rng(seed)
-        )
-        for method in _check_methods(methods)
+    tasks = [(method, instance, response_budget, seed) for method in _check_methods(methods)]
+    return tuple(run_tasks(budget_run, tasks, "budget runs", progress=False))
+
+
+def budget_run(method: Method, instance: BanditInstance, response_budget: int, seed: int) -> Trajectory | None:
+    """One run of :func:`compare_at_budget`: ``method`` at its first learning rate for ``response_budget`` responses."""
+    return run_unless_diverged(
+        method.with_response_budget(response_budget), instance, method.learning_rates[0], np.random.default_rng(seed)
     )
 
 
@@ -612,7 +615,7 @@ def compare_recipes(
     eps: float,
     seeds: Sequence[int],
 ) -> RecipeComparison:
-    """:func:`compare_at_budget` once per seed, summarized per method and seed."""
+    """:func:`compare_at_budget` once per seed, summarized per method and seed (all runs through :func:`~covpo.experiments.parallel.run_tasks`)."""
     check_instance("instance", instance, BanditInstance)
     eps = check_positive("eps", eps)
     methods = _check_methods(methods)
@@ -629,12 +632,11 @@ def compare_recipes(
     responses = np.zeros(shape, dtype=np.int64)
     loss = np.full(shape, np.nan)
     final = np.full(shape, np.nan)
-    first: tuple[Trajectory | None, ...] = ()
-    for j, seed in enumerate(seeds):
-        runs = compare_at_budget(instance, methods, response_budget, seed=seed)
-        if j == 0:
-            first = runs
-        for i, trajectory in enumerate(runs):
+    tasks = [(method, instance, response_budget, seed) for seed in seeds for method in methods]
+    every_run = run_tasks(budget_run, tasks, "budget runs")
+    first = tuple(every_run[: len(methods)])
+    for j in range(len(seeds)):
+        for i, trajectory in enumerate(every_run[j * len(methods) : (j + 1) * len(methods)]):
             if trajectory is None:
                 diverged[i, j] = True
                 continue
