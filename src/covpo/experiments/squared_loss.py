@@ -44,7 +44,6 @@ from covpo.algorithms.squared_loss import (
     mean_baseline_bias_approximation,
     mean_baseline_moments,
     normalizer,
-    normalizer_baseline_bias,
     normalizer_baseline_bias_approximation,
     normalizer_baseline_moments,
     mse_coverage_bound,
@@ -213,13 +212,13 @@ def baseline_bias_sweep(
         [_weighted_mean(instance, np.abs(mean_baseline_bias_approximation(instance, log_reference, b))) for b in betas]
     )
     mean_error = np.array([_step_error(instance, reference_theta, b, value) for b in betas])
+    exact = normalizer(instance, log_reference, group_beta)
     normalizer_bias, normalizer_approx, normalizer_error = [], [], []
     for g in group_sizes:
-        bias, _ = normalizer_baseline_bias(instance, log_reference, group_beta, int(g))
-        normalizer_bias.append(_weighted_mean(instance, np.abs(bias)))
+        expected = normalizer_baseline_moments(instance, log_reference, group_beta, int(g)).mean
+        normalizer_bias.append(_weighted_mean(instance, np.abs(expected - exact)))
         approximation = normalizer_baseline_bias_approximation(instance, log_reference, group_beta, int(g))
         normalizer_approx.append(_weighted_mean(instance, np.abs(approximation)))
-        expected = normalizer_baseline_moments(instance, log_reference, group_beta, int(g)).mean
         normalizer_error.append(_step_error(instance, reference_theta, group_beta, expected))
     return BaselineBiasSweep(
         betas=betas,
@@ -798,9 +797,10 @@ def mse_path(instance: BanditInstance, trajectory: Trajectory) -> MSEPath:
         raise ValueError("trajectory has no thetas: mse_path needs the parameters after every outer iteration")
     beta = float(trajectory.settings["beta"])
     thetas = np.asarray(trajectory.thetas, dtype=float)
+    log_policies = [log_policy(instance, theta) for theta in thetas]
     rows = []
     for t in range(thetas.shape[0] - 1):
-        log_reference, log_next = log_policy(instance, thetas[t]), log_policy(instance, thetas[t + 1])
+        log_reference, log_next = log_policies[t], log_policies[t + 1]
         rows.append((
             _weighted_mean(instance, regression_mse(instance, log_reference, log_next, beta)),
             _weighted_mean(instance, regression_mse(instance, log_reference, log_next, beta, centered=True)),

@@ -19,6 +19,7 @@ from covpo.instances import BanditInstance
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.ppo import widget_instance
 from covpo.policies import log_policy
+from covpo.trajectory import Trajectory
 from covpo import run
 from covpo.algorithms.squared_loss import check_squared_loss_beta, normalizer
 from covpo.experiments.squared_loss import (
@@ -269,6 +270,27 @@ def _widget_statics(beta: float, group_size: int) -> tuple[np.ndarray, np.ndarra
     return bias, exact, loss_slice(instance, instance.base_theta, beta, group_size, WIDGET_SLICE)
 
 
+@lru_cache(maxsize=128)
+def _widget_run(
+    algorithm: str, beta: float, batch_size: int, extra: tuple[tuple[str, int], ...]
+) -> Trajectory | None:
+    """One widget run of paper Algorithm 3, 4 or 5, ``extra`` holding its further hyperparameters; ``None`` if it diverged.
+
+    Cached: KimiPO's and Rebel-OnPolicy's runs do not depend on ``G``, so frames that differ in ``G`` share them.
+    """
+    common = {
+        "beta": beta,
+        "eta": WIDGET_ETA_SCALE / beta**2,
+        "n_iterations": WIDGET_ITERATIONS,
+        "batch_size": batch_size,
+        "inner_steps": WIDGET_INNER_STEPS,
+    }
+    try:
+        return run(algorithm, widget_instance(), rng=np.random.default_rng(WIDGET_SEED), **common, **dict(extra))
+    except FloatingPointError:
+        return None
+
+
 def squared_loss_explorer_figure(beta: float, group_size: int, batch_size: int) -> BookFigure:
     """Widget figure: baselines' bias, the population losses along a line, and three runs' reward and coverage.
 
@@ -296,25 +318,17 @@ def squared_loss_explorer_figure(beta: float, group_size: int, batch_size: int) 
     slice_axes.axvline(1.0, color="0.5", lw=1, ls=":")
     slice_axes.set_title("log10 population loss")
     slice_axes.set_xlabel("$s$ (0: $\\theta_t$, 1: the target)")
-    common = {
-        "beta": beta,
-        "eta": WIDGET_ETA_SCALE / beta**2,
-        "n_iterations": WIDGET_ITERATIONS,
-        "batch_size": int(batch_size),
-        "inner_steps": WIDGET_INNER_STEPS,
-    }
     runs = (
-        ("KimiPO", "kimipo", {}),
-        ("KimiPO-Norm", "kimipo_norm", {"extra_responses": int(group_size)}),
-        ("Rebel-OnPolicy", "rebel_onpolicy", {}),
+        ("KimiPO", "kimipo", ()),
+        ("KimiPO-Norm", "kimipo_norm", (("extra_responses", int(group_size)),)),
+        ("Rebel-OnPolicy", "rebel_onpolicy", ()),
     )
     outcomes = []
     line_styles = dict(zip(METHOD_COLORS, (LOSS_STYLES[LOSSES[0]][1], LOSS_STYLES[LOSSES[1]][1], LOSS_STYLES[LOSSES[3]][1])))
     for name, algorithm, extra in runs:
         color = METHOD_COLORS[name]
-        try:
-            trajectory = run(algorithm, instance, rng=np.random.default_rng(WIDGET_SEED), **common, **extra)
-        except FloatingPointError:
+        trajectory = _widget_run(algorithm, float(beta), int(batch_size), extra)
+        if trajectory is None:
             outcomes.append(f"{name} diverged")
             continue
         x = trajectory.responses_sampled
