@@ -27,9 +27,15 @@ from covpo.labs.transformer import (  # noqa: E402
     sample_answers,
     train_runs,
 )
-from covpo.labs.transformer.model import answer_logits, empty_cache, teacher_forcing_inputs  # noqa: E402
+from covpo.labs.transformer.model import (  # noqa: E402
+    answer_logits,
+    empty_cache,
+    group_answer_logits,
+    group_token_log_probs,
+    teacher_forcing_inputs,
+)
 from covpo.labs.transformer.task import all_prompts, correct_answer, near_miss  # noqa: E402
-from covpo.labs.transformer.training import stack_constants  # noqa: E402
+from covpo.labs.transformer.training import held_out_log_probs, stack_constants  # noqa: E402
 
 TINY = ModelConfig(n_symbols=3, length=2, d_model=8, n_layers=1, n_heads=2)
 
@@ -45,6 +51,41 @@ def test_sequence_probabilities_sum_to_one_over_all_answers():
         prompts = jnp.repeat(jnp.asarray(prompt)[None], len(answers), axis=0)
         total = jnp.exp(answer_log_probs(params, TINY, prompts, answers)).sum()
         assert abs(float(total) - 1.0) < 1e-5
+
+
+def test_initial_weights_are_the_scaled_normal_draws_of_their_keys():
+    config = ModelConfig(n_symbols=5, length=4, d_model=16, n_layers=2, n_heads=4)
+    key = jax.random.PRNGKey(11)
+    params = init_params(config, key)
+    keys = jax.random.split(key, 3 + 4 * config.n_layers)
+    first = params["layers"][0]
+    np.testing.assert_array_equal(first["qkv"], 16 ** -0.5 * jax.random.normal(keys[0], (16, 48)))
+    np.testing.assert_array_equal(first["w2"], (4 * 64) ** -0.5 * jax.random.normal(keys[3], (64, 16)))
+    np.testing.assert_array_equal(params["head"], 16 ** -0.5 * jax.random.normal(keys[-1], (16, 5)))
+
+
+@pytest.mark.parametrize("length", [1, 3])
+def test_grouped_forward_pass_equals_the_full_forward_pass(length):
+    config = ModelConfig(n_symbols=5, length=length, d_model=16, n_layers=2, n_heads=4)
+    params = init_params(config, jax.random.PRNGKey(12))
+    prompts = jax.random.randint(jax.random.PRNGKey(13), (3, length), 0, 5, dtype=jnp.int32)
+    answers = jax.random.randint(jax.random.PRNGKey(14), (3, 4, length), 0, 5, dtype=jnp.int32)
+    flat = (jnp.repeat(prompts, 4, axis=0), answers.reshape(12, length))
+    np.testing.assert_allclose(group_answer_logits(params, config, prompts, answers),
+                               answer_logits(params, config, *flat).reshape(3, 4, length, 5), atol=2e-5)
+    np.testing.assert_allclose(group_token_log_probs(params, config, prompts, answers).sum(-1),
+                               answer_log_probs(params, config, *flat).reshape(3, 4), atol=2e-5)
+
+
+def test_held_out_log_probs_score_correct_answer_and_near_miss():
+    task = ReversalTask(n_symbols=4, length=3)
+    config = ModelConfig(n_symbols=4, length=3, d_model=16, n_layers=1, n_heads=2)
+    params = init_params(config, jax.random.PRNGKey(15))
+    prompts = jnp.asarray(all_prompts(task)[::5])
+    coverage, near = held_out_log_probs(params, config, task, prompts)
+    np.testing.assert_allclose(coverage, answer_log_probs(params, config, prompts, correct_answer(task, prompts)),
+                               atol=2e-5)
+    np.testing.assert_allclose(near, answer_log_probs(params, config, prompts, near_miss(task, prompts)), atol=2e-5)
 
 
 def test_cache_sampler_logits_equal_the_full_forward_pass():

@@ -22,11 +22,11 @@ import numpy as np
 
 from covpo.validation import check_option, check_seed
 
-from .model import ModelConfig, Params, answer_log_probs, init_params, parameter_count
+from .model import ModelConfig, Params, init_params, parameter_count
 from .passk import default_ks, exact_pass_at_k, pass_at_k
 from .sampling import sample_answers
-from .task import REWARDS, ReversalTask, correct_answer, is_hard, near_miss, split_prompts
-from .training import Method, TrainingSetup, default_methods, pretrain, stack_constants, train_runs
+from .task import REWARDS, ReversalTask, correct_answer, is_hard, split_prompts
+from .training import Method, TrainingSetup, default_methods, held_out_log_probs, pretrain, stack_constants, train_runs
 
 #: Sizes of the study, the book's (a few minutes on two CPU cores) and the full one (scripts/).
 SIZES = {
@@ -102,18 +102,19 @@ class TransformerStudy:
         return {"hard": self.hard, "easy": ~self.hard, "all": np.ones_like(self.hard)}[prompts]
 
 
-@partial(jax.jit, static_argnames=("config", "n"))
-def _count_correct(stacked: Params, config: ModelConfig, prompts: jax.Array, answers: jax.Array, n: int,
+@partial(jax.jit, static_argnames=("config", "task", "n"))
+def _count_correct(base: Params, trained: Params, config: ModelConfig, task: ReversalTask, prompts: jax.Array, n: int,
                    key: jax.Array) -> jax.Array:
-    """Passing answers among ``n`` drawn per prompt, for every model of a stacked parameter pytree."""
+    """Passing answers among ``n`` drawn per prompt, for the base model and every trained model (leading run axis)."""
+    answers = correct_answer(task, prompts)
+
     def one(params):
         drawn, _ = sample_answers(params, config, prompts, n, key)
         return (drawn == answers[:, None, :]).all(-1).sum(-1)
-    return jax.lax.map(one, stacked)
+    return jax.lax.map(one, jax.tree_util.tree_map(lambda b, t: jnp.concatenate([b[None], t]), base, trained))
 
 
-def _stack(models: list[Params]) -> Params:
-    return jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *models)
+_base_log_probs = jax.jit(held_out_log_probs, static_argnames=("config", "task"))
 
 
 def transformer_study(size: str = "book", *, seed: int = 0, config: ModelConfig | None = None,
@@ -162,13 +163,12 @@ def transformer_study(size: str = "book", *, seed: int = 0, config: ModelConfig 
     timings["run_steps_per_s"] = len(runs) * setup.n_steps / timings["train_s"]
     timings["train_tokens_per_s"] = len(runs) * setup.responses * task.length / timings["train_s"]
 
-    held_j = jnp.asarray(held)
-    correct_j = correct_answer(task, held_j)
     hard = np.asarray(is_hard(task, held))
-    models = _stack([base] + [jax.tree_util.tree_map(lambda leaf: leaf[r], final) for r in range(len(runs))])
+    base_log_coverage, base_log_near = _base_log_probs(base, config, task, jnp.asarray(held))
     start = time.perf_counter()
     counts = np.asarray(jax.block_until_ready(
-        _count_correct(models, config, held_j[hard], correct_j[hard], sizes["n_samples"], jax.random.PRNGKey(seed + 2))))
+        _count_correct(base, final, config, task, jnp.asarray(held[hard]), sizes["n_samples"],
+                       jax.random.PRNGKey(seed + 2))))
     timings["sampling_s"] = time.perf_counter() - start
     timings["sample_tokens_per_s"] = counts.shape[0] * int(hard.sum()) * sizes["n_samples"] * task.length / timings["sampling_s"]
 
@@ -177,8 +177,7 @@ def transformer_study(size: str = "book", *, seed: int = 0, config: ModelConfig 
         responses_per_run=setup.responses, n_steps=setup.n_steps, methods=tuple(m.name for m in methods),
         run_method=np.array([m for m, _, _ in runs]), run_reward=np.array([k for _, k, _ in runs]),
         run_seed=np.array([s for _, _, s in runs]), hard=hard,
-        base_log_coverage=np.asarray(answer_log_probs(base, config, held_j, correct_j), dtype=float),
-        base_log_near=np.asarray(answer_log_probs(base, config, held_j, near_miss(task, held_j)), dtype=float),
+        base_log_coverage=np.asarray(base_log_coverage, dtype=float), base_log_near=np.asarray(base_log_near, dtype=float),
         reward=np.asarray(record.reward, dtype=float), pass1=np.asarray(record.pass1, dtype=float),
         kl=np.asarray(record.kl, dtype=float), log_coverage=np.asarray(record.log_coverage, dtype=float),
         log_near=np.asarray(record.log_near, dtype=float), n_samples=sizes["n_samples"],

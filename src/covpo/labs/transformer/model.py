@@ -15,10 +15,12 @@ so sequence log-probabilities (log coverage) are sums in log space.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from covpo.validation import check_count
 
@@ -78,29 +80,45 @@ class ModelConfig:
         return self.d_model // self.n_heads
 
 
+_standard_normals = jax.jit(jax.vmap(lambda key, size: jax.random.normal(key, (size,), dtype=jnp.float32),
+                                     in_axes=(0, None)), static_argnums=1)
+"""``jax.random.normal(key, (size,))`` for every key of a stack of keys."""
+
+
 def init_params(config: ModelConfig, key: jax.Array) -> Params:
-    """Random parameters (scaled normal weights, zero biases, unit layer-norm scales)."""
+    """Random parameters (scaled normal weights, zero biases, unit layer-norm scales).
+
+    Each weight matrix is ``scale * jax.random.normal(k, shape)`` with its own key ``k``. All are
+    drawn in one call, as the leading values of equally long draws (JAX's threefry makes each value
+    depend only on its key and its index, so the values are the same), and scaled on the host in
+    float32: one compiled sampler serves every shape. Call it outside ``jit``.
+    """
     d, hidden = config.d_model, 4 * config.d_model
-    keys = iter(jax.random.split(key, 3 + 4 * config.n_layers))
+    keys = jax.random.split(key, 3 + 4 * config.n_layers)
+    longest = max(d * hidden, config.n_tokens * d, config.context * d, d * config.n_symbols)
+    draws = iter(np.asarray(_standard_normals(keys, 1 << (longest - 1).bit_length())))
 
     def normal(shape: tuple[int, ...], scale: float) -> jax.Array:
-        return scale * jax.random.normal(next(keys), shape, dtype=jnp.float32)
+        return jnp.asarray(np.float32(scale) * next(draws)[:math.prod(shape)].reshape(shape))
+
+    def constant(value: float, size: int) -> jax.Array:
+        return jnp.asarray(np.full(size, value, dtype=np.float32))
 
     layers = []
     for _ in range(config.n_layers):
         layers.append({
-            "ln1": {"scale": jnp.ones(d), "bias": jnp.zeros(d)},
+            "ln1": {"scale": constant(1.0, d), "bias": constant(0.0, d)},
             "qkv": normal((d, 3 * d), d ** -0.5),
             "out": normal((d, d), (2 * config.n_layers * d) ** -0.5),
-            "ln2": {"scale": jnp.ones(d), "bias": jnp.zeros(d)},
-            "w1": normal((d, hidden), d ** -0.5), "b1": jnp.zeros(hidden),
-            "w2": normal((hidden, d), (2 * config.n_layers * hidden) ** -0.5), "b2": jnp.zeros(d),
+            "ln2": {"scale": constant(1.0, d), "bias": constant(0.0, d)},
+            "w1": normal((d, hidden), d ** -0.5), "b1": constant(0.0, hidden),
+            "w2": normal((hidden, d), (2 * config.n_layers * hidden) ** -0.5), "b2": constant(0.0, d),
         })
     return {
         "embed": normal((config.n_tokens, d), 0.5),
         "position": normal((config.context, d), 0.5),
         "layers": layers,
-        "ln_f": {"scale": jnp.ones(d), "bias": jnp.zeros(d)},
+        "ln_f": {"scale": constant(1.0, d), "bias": constant(0.0, d)},
         "head": normal((d, config.n_symbols), d ** -0.5),
     }
 
@@ -201,3 +219,52 @@ def answer_log_probs(params: Params, config: ModelConfig, prompts: jax.Array, an
 def answer_logits(params: Params, config: ModelConfig, prompts: jax.Array, answers: jax.Array) -> jax.Array:
     """Next-symbol logits at every answer position, by the full forward pass (shape ``[B, L, V]``)."""
     return forward(params, config, teacher_forcing_inputs(config, prompts, answers))[:, config.length + 1:]
+
+
+def _attend(queries: jax.Array, keys: jax.Array, values: jax.Array, visible: jax.Array,
+            config: ModelConfig) -> jax.Array:
+    """Multi-head attention of ``queries [..., Q, H, D]`` to ``keys, values [..., K, H, D]`` where ``visible [Q, K]``."""
+    scores = jnp.einsum("...qhd,...khd->...hqk", queries, keys) / jnp.sqrt(config.head_dim)
+    scores = jnp.where(visible, scores, -jnp.inf)
+    return jnp.einsum("...hqk,...khd->...qhd", jax.nn.softmax(scores, axis=-1), values)
+
+
+def group_answer_logits(params: Params, config: ModelConfig, prompts: jax.Array, answers: jax.Array) -> jax.Array:
+    """:func:`~covpo.labs.transformer.model.answer_logits` for a group of answers per prompt: ``prompts [N, L]``, ``answers [N, G, L]`` to ``[N, G, L, V]``.
+
+    The same causal forward pass, computed once per prompt on the shared prefix
+    ``[BOS, x, SEP]`` (whose states do not depend on the answer) and per answer only on the
+    answer tokens ``y_1..y_{L-1}``, which attend to the prefix and causally to each other. The
+    position-wise layers run on the prefix and answer tokens together, as rows of one matrix.
+    """
+    N, G, L = answers.shape
+    shared = jnp.concatenate([jnp.full((N, 1), config.bos, prompts.dtype), prompts,
+                              jnp.full((N, 1), config.sep, prompts.dtype)], axis=1)
+    S, A, d = L + 2, L - 1, config.d_model
+    x = jnp.concatenate([(params["embed"][shared] + params["position"][:S]).reshape(N * S, d),
+                         (params["embed"][answers[..., :-1]] + params["position"][S:S + A]).reshape(N * G * A, d)])
+    causal_shared = jnp.tril(jnp.ones((S, S), dtype=bool))
+    causal_own = jnp.concatenate([jnp.ones((A, S), dtype=bool), jnp.tril(jnp.ones((A, A), dtype=bool))], axis=1)
+    broadcast = lambda a: jnp.broadcast_to(a[:, None], (N, G, *a.shape[1:]))
+    shared_part = lambda a: a[:N * S].reshape(N, S, *a.shape[1:])
+    own_part = lambda a: a[N * S:].reshape(N, G, A, *a.shape[1:])
+    for layer in params["layers"]:
+        q, k, v = (_split_heads(a, config) for a in jnp.split(_layer_norm(x, layer["ln1"]) @ layer["qkv"], 3, axis=-1))
+        attended_shared = _attend(shared_part(q), shared_part(k), shared_part(v), causal_shared, config)
+        attended_own = _attend(own_part(q), jnp.concatenate([broadcast(shared_part(k)), own_part(k)], axis=2),
+                               jnp.concatenate([broadcast(shared_part(v)), own_part(v)], axis=2), causal_own, config)
+        attended = jnp.concatenate([attended_shared.reshape(N * S, d), attended_own.reshape(N * G * A, d)])
+        x = x + attended @ layer["out"]
+        x = x + _mlp(x, layer)
+    x = _layer_norm(x, params["ln_f"])
+    first = jnp.broadcast_to(x[:N * S].reshape(N, 1, S, d)[:, :, -1:], (N, G, 1, d))
+    return jnp.concatenate([first, x[N * S:].reshape(N, G, A, d)], axis=2) @ params["head"]
+
+
+def group_token_log_probs(params: Params, config: ModelConfig, prompts: jax.Array, answers: jax.Array) -> jax.Array:
+    """:func:`~covpo.labs.transformer.model.token_log_probs` for ``answers [N, G, L]`` to ``prompts [N, L]`` (``[N, G, L]``).
+
+    By :func:`~covpo.labs.transformer.model.group_answer_logits`, each prompt's prefix computed once.
+    """
+    log_probs = jax.nn.log_softmax(group_answer_logits(params, config, prompts, answers), axis=-1)
+    return jnp.take_along_axis(log_probs, answers[..., None], axis=-1)[..., 0]

@@ -29,7 +29,7 @@ runs of a study at once; each run's randomness is its own JAX key.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple
 
@@ -40,9 +40,9 @@ import optax
 
 from covpo.validation import check_count, check_nonnegative, check_option, check_positive
 
-from .model import ModelConfig, Params, answer_log_probs, answer_logits, token_log_probs
+from .model import ModelConfig, Params, group_answer_logits, group_token_log_probs
 from .sampling import sample_answers
-from .task import REWARDS, ReversalTask, correct_answer, mixture_weights, near_miss, reward_table
+from .task import ReversalTask, correct_answer, mixture_weights, near_miss, reward_table
 
 
 @dataclass(frozen=True)
@@ -154,9 +154,8 @@ def policy_loss(params: Params, config: ModelConfig, prompts: jax.Array, answers
                 old_log_probs: jax.Array, ref_log_probs: jax.Array, rewards: jax.Array,
                 constants: dict) -> jax.Array:
     """The shared loss (module docstring) on one batch: ``prompts [N, L]``, ``answers [N, G, L]``."""
-    N, G, L = answers.shape
-    log_probs = token_log_probs(params, config, jnp.repeat(prompts, G, axis=0),
-                                answers.reshape(N * G, L)).reshape(N, G, L)
+    G = answers.shape[1]
+    log_probs = group_token_log_probs(params, config, prompts, answers)
     centered = rewards - rewards.mean(axis=1, keepdims=True)
     scale = jnp.where(constants["std_norm"] > 0, 1.0 / (rewards.std(axis=1, keepdims=True) + 1e-4),
                       jnp.where(constants["loo"] > 0, G / (G - 1.0), 1.0))
@@ -212,10 +211,26 @@ class TrainingSetup:
 
 
 def _sequence_kl(params: Params, base: Params, config: ModelConfig, prompts: jax.Array, answers: jax.Array) -> jax.Array:
-    """``KL(pi || pi_0)`` estimated from answers drawn from ``pi``: per-token exact KL summed along each sample."""
-    log_p = jax.nn.log_softmax(answer_logits(params, config, prompts, answers), axis=-1)
-    log_q = jax.nn.log_softmax(answer_logits(base, config, prompts, answers), axis=-1)
+    """``KL(pi || pi_0)`` estimated from answers drawn from ``pi``: per-token exact KL summed along each sample.
+
+    ``prompts [N, L]``, ``answers [N, G, L]``.
+    """
+    log_p = jax.nn.log_softmax(group_answer_logits(params, config, prompts, answers), axis=-1)
+    log_q = jax.nn.log_softmax(group_answer_logits(base, config, prompts, answers), axis=-1)
     return (jnp.exp(log_p) * (log_p - log_q)).sum((-1, -2)).mean()
+
+
+def held_out_log_probs(params: Params, config: ModelConfig, task: ReversalTask,
+                       prompts: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Exact ``log pi(y*|x)`` and ``log pi(y~|x)`` for ``prompts [H, L]`` (two arrays ``[H]``).
+
+    The near miss differs from the correct answer only in its last symbol, which is never an
+    input of teacher forcing, so the pass that scores one scores both.
+    """
+    answers = jnp.stack([correct_answer(task, prompts), near_miss(task, prompts)], axis=1)
+    log_probs = jax.nn.log_softmax(group_answer_logits(params, config, prompts, answers[:, :1]), axis=-1)
+    both = jnp.take_along_axis(log_probs, answers[..., None], axis=-1)[..., 0].sum(-1)
+    return both[:, 0], both[:, 1]
 
 
 @partial(jax.jit, static_argnames=("setup",))
@@ -228,7 +243,6 @@ def train_runs(setup: TrainingSetup, base: Params, train_prompts: jax.Array, hel
     """
     config, task = setup.config, setup.task
     G, N = setup.group_size, setup.n_prompts
-    held_correct, held_near = correct_answer(task, held_out), near_miss(task, held_out)
 
     def one_run(constants, kind, key):
         def outer(carry, step):
@@ -239,13 +253,11 @@ def train_runs(setup: TrainingSetup, base: Params, train_prompts: jax.Array, hel
             prompts = train_prompts[jax.random.choice(pick_key, train_prompts.shape[0], (N,), replace=False)]
             answers, old = sample_answers(params, config, prompts, G, sample_key)
             rewards = reward_table(task, prompts[:, None, :], answers)[kind]
-            flat_prompts, flat_answers = jnp.repeat(prompts, G, axis=0), answers.reshape(N * G, -1)
-            ref_lp = token_log_probs(ref, config, flat_prompts, flat_answers).reshape(answers.shape)
+            ref_lp = group_token_log_probs(ref, config, prompts, answers)
             record = (rewards.mean(),
                       (answers == correct_answer(task, prompts)[:, None, :]).all(-1).mean(),
-                      _sequence_kl(params, base, config, flat_prompts, flat_answers),
-                      answer_log_probs(params, config, held_out, held_correct),
-                      answer_log_probs(params, config, held_out, held_near))
+                      _sequence_kl(params, base, config, prompts, answers),
+                      *held_out_log_probs(params, config, task, held_out))
 
             def inner(state, i):
                 params, opt_state = state
@@ -277,9 +289,13 @@ def pretraining_loss(params: Params, config: ModelConfig, task: ReversalTask, pr
     against the uniform next-symbol distribution, summed over answer positions.
     """
     p_correct, p_near = mixture_weights(task, prompts)
-    correct = answer_log_probs(params, config, prompts, correct_answer(task, prompts))
-    near = answer_log_probs(params, config, prompts, near_miss(task, prompts))
-    uniform = jax.nn.log_softmax(answer_logits(params, config, prompts, junk), axis=-1).mean(-1).sum(-1)
+    targets = jnp.stack([correct_answer(task, prompts), near_miss(task, prompts)], axis=1)
+    # teacher forcing feeds all answer symbols but the last, where the near miss and the correct
+    # answer differ: one pass along the correct answer scores both
+    log_probs = jax.nn.log_softmax(
+        group_answer_logits(params, config, prompts, jnp.stack([targets[:, 0], junk], axis=1)), axis=-1)
+    correct, near = jnp.take_along_axis(log_probs[:, :1], targets[..., None], axis=-1)[..., 0].sum(-1).T
+    uniform = log_probs[:, 1].mean(-1).sum(-1)
     return -(p_correct * correct + p_near * near + (1 - p_correct - p_near) * uniform).mean()
 
 
