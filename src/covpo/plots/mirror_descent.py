@@ -432,6 +432,16 @@ def _widget_reinforce_beta(gap: float) -> float:
     return strongest_eps_optimal_beta(instance, instance.gap / 2)
 
 
+@lru_cache(maxsize=4)
+def _widget_reinforce_runs(eta: float, budget: int) -> tuple[CollapseRun, CollapseRun]:
+    """The widget's REINFORCE runs (drawn, and stopped at eps), shared by every frame: no APMD slider moves them."""
+    instance = collapse_instance(FIGURE_GAP)
+    beta = _widget_reinforce_beta(FIGURE_GAP)
+    drawn = exact_collapse_run(instance, eta, budget, beta=beta, n_records=WIDGET_RECORDS, progress=False)
+    first = exact_collapse_run(instance, eta, budget, beta=beta, eps=instance.gap / 2, n_records=2, progress=False)
+    return drawn, first
+
+
 def _power_of_ten(value: float, _position: int) -> str:
     """A log-axis tick label in plain text (``10`` with a superscript), no mathtext to parse."""
     exponent = np.log10(value) if value > 0 else np.nan
@@ -458,7 +468,8 @@ def apmd_explorer_figure(beta: float, inner_steps: int, eta: float, budget: int)
     (the protocol of the paper's appendix C); APMD resets its reference every ``inner_steps``
     gradient steps at strength ``beta``. Reward (left) and base-10 log coverage (right)
     against gradient steps. Every label is plain text and the layout is fixed, so a redraw
-    costs little more than the four exact runs (two to draw, two stopped at eps).
+    costs little more than the two APMD runs (one to draw, one stopped at eps; the REINFORCE
+    pair is shared by every frame with the same learning rate and budget).
     """
     beta = check_positive("beta", beta)
     inner_steps = check_count("inner_steps", inner_steps)
@@ -467,9 +478,8 @@ def apmd_explorer_figure(beta: float, inner_steps: int, eta: float, budget: int)
     instance = collapse_instance(FIGURE_GAP)
     eps = instance.gap / 2
     reinforce_beta = _widget_reinforce_beta(FIGURE_GAP)
-    reinforce = exact_collapse_run(instance, eta, budget, beta=reinforce_beta, n_records=WIDGET_RECORDS, progress=False)
+    reinforce, reinforce_first = _widget_reinforce_runs(eta, budget)
     apmd = exact_apmd_run(instance, beta, inner_steps, eta=eta, max_steps=budget, n_records=WIDGET_RECORDS, progress=False)
-    reinforce_first = exact_collapse_run(instance, eta, budget, beta=reinforce_beta, eps=eps, n_records=2, progress=False)
     apmd_first = exact_apmd_run(instance, beta, inner_steps, eta=eta, max_steps=budget, eps=eps, n_records=2, progress=False)
     figure = new_figure(COLUMN_WIDTH, 4.4, constrained=False)
     axes_pair = figure.subplots(

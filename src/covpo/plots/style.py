@@ -5,7 +5,9 @@ inches, shown at :data:`DISPLAY_PX_PER_INCH` CSS pixels per inch, so 9 pt text r
 about 12 px), with at most two panels side by side, and saved as PNG at twice that
 resolution (:data:`SAVE_DPI`) so that it stays sharp on high-density screens. Colours are the
 Okabe-Ito palette, and series beyond the first few also differ by marker
-(:func:`series_style`). Log axes keep their labels from colliding (:func:`tidy_log_axes`).
+(:func:`series_style`). Log axes keep their labels from colliding (:func:`tidy_log_axes`), and
+no axis builds ticks outside its view (:func:`locate_ticks_in_view`), which matplotlib would
+build and never draw.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from __future__ import annotations
 import math
 
 import matplotlib as mpl
+import numpy as np
 from cycler import cycler
 from matplotlib.axis import Axis
 from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+from matplotlib.ticker import AutoMinorLocator, FixedLocator, FuncFormatter, Locator, NullFormatter, NullLocator
 
 #: Width of the page's content column in inches, the width every figure is designed at.
 COLUMN_WIDTH = 7.0
@@ -113,6 +116,69 @@ def tidy_log_axes(figure: Figure) -> None:
         for axis in (axes.xaxis, axes.yaxis):
             if axis.get_scale() == "log":
                 _tidy_log_axis(axis)
+
+
+#: Relative tolerance with which matplotlib draws a tick just outside the view.
+VIEW_TOLERANCE = 1e-10
+
+
+class InViewLocator(Locator):
+    """The locations of ``locator`` that its axis draws: those inside the view.
+
+    matplotlib builds a tick (three lines and two labels) for every location a locator
+    returns, also the ones outside the view that it never draws: a log axis's locators reach a
+    decade or two beyond each end, a linear one a step. This wrapper hands on only the
+    locations inside the view (up to :data:`VIEW_TOLERANCE`, as matplotlib tests them), so the
+    same ticks are drawn with about a third fewer built. It asks ``locator`` anew on every
+    draw, so tick density still follows the axes' final size.
+    """
+
+    def __init__(self, locator: Locator) -> None:
+        self.locator = locator
+
+    def set_axis(self, axis: Axis) -> None:
+        """Attach this locator and the wrapped one to ``axis``."""
+        super().set_axis(axis)
+        self.locator.set_axis(axis)
+
+    def __call__(self) -> np.ndarray:
+        """The wrapped locator's locations inside the axis's current view."""
+        locations = np.asarray(self.locator(), dtype=float)
+        transform = self.axis.get_transform()
+        low, high = sorted(transform.transform(self.axis.get_view_interval()))
+        slack = (high - low) * VIEW_TOLERANCE
+        transformed = transform.transform(locations)
+        return locations[(low - slack <= transformed) & (transformed <= high + slack)]
+
+    def tick_values(self, vmin: float, vmax: float) -> np.ndarray:
+        """The wrapped locator's locations between ``vmin`` and ``vmax``."""
+        return self.locator.tick_values(vmin, vmax)
+
+    def nonsingular(self, v0: float, v1: float) -> tuple[float, float]:
+        """The wrapped locator's widening of a degenerate range (used by autoscaling)."""
+        return self.locator.nonsingular(v0, v1)
+
+    def view_limits(self, vmin: float, vmax: float) -> tuple[float, float]:
+        """The wrapped locator's view limits (used by autoscaling)."""
+        return self.locator.view_limits(vmin, vmax)
+
+
+def locate_ticks_in_view(figure: Figure) -> None:
+    """Wrap the tick locators of every linear and log axis of ``figure`` in :class:`InViewLocator`.
+
+    An axis with an :class:`~matplotlib.ticker.AutoMinorLocator` is left alone: its minor
+    ticks are placed from the major ones, also those outside the view.
+    """
+    for axes in figure.axes:
+        if axes.name != "rectilinear":
+            continue
+        for axis in (axes.xaxis, axes.yaxis):
+            if axis.get_scale() not in ("linear", "log") or isinstance(axis.get_minor_locator(), AutoMinorLocator):
+                continue
+            for locator, setter in ((axis.get_major_locator(), axis.set_major_locator),
+                                    (axis.get_minor_locator(), axis.set_minor_locator)):
+                if not isinstance(locator, (NullLocator, InViewLocator)):
+                    setter(InViewLocator(locator))
 
 
 def display_size(figure: Figure) -> dict[str, int]:
