@@ -10,16 +10,24 @@ tests that need the site wait for it.
 
 A build is reused instead when it is newer than every source of the book and was made by an
 earlier test session (its outcome is recorded next to it, so a failed build stays failed).
+
+The test command runs in two worker processes (pytest-xdist), and each collects the tests, so
+each asks for the build: a lock file decides which one makes it, and the others wait for the
+record it writes when the build ends, marked with the session's id (the worker that builds
+waits for the build at the end of its tests too, so the others always find the record).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +37,7 @@ HTML = OUTPUT / "_build" / "html"
 EXECUTED = OUTPUT / "_build" / "jupyter_execute"
 LOG = OUTPUT / "build.log"
 RECORD = OUTPUT / "build.json"
+LOCK = OUTPUT / "build.lock"
 # The README's build flags; --all starts from a fresh environment, so every page is read again
 # and every warning is seen (an incremental build stays silent about pages that did not change).
 BUILD_FLAGS = ("-W", "-n", "--keep-going", "--all")
@@ -117,62 +126,92 @@ def describe_build_failure(log: str) -> str:
 
 
 class SessionBuild:
-    """The build of this test session: started once (in the background), awaited by the tests that need it."""
+    """The build of this test session: made by one process of the session (in the background), awaited by the tests that need it."""
 
     def __init__(self) -> None:
+        self._session = ""
+        self._lock = None
         self._process: subprocess.Popen | None = None
-        self._log = None
-        self._profile: dict[str, str] = {}
+        self._waiter: threading.Thread | None = None
         self._result: BuiltSite | None = None
 
-    def start(self) -> None:
-        """Start the build in the background, unless a fresh one exists or it has started already."""
-        if self._process is not None or self._result is not None:
+    def start(self, session: str) -> None:
+        """Start the build in the background, unless a fresh one exists or a process of ``session`` has started it."""
+        if self._session:
             return
+        self._session = session
         if (record := recorded_build()) is not None:
             self._result = BuiltSite(HTML, EXECUTED, False, record["returncode"], record["failure"])
             return
+        OUTPUT.mkdir(parents=True, exist_ok=True)
+        lock = LOCK.open("w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            return
+        self._lock = lock
         executable = jupyter_book()
         if executable is None:
-            self._result = BuiltSite(HTML, EXECUTED, False, 127, "jupyter-book is not installed, so the book cannot be built")
+            self._record(127, "jupyter-book is not installed, so the book cannot be built", {})
             return
-        OUTPUT.mkdir(parents=True, exist_ok=True)
-        self._profile = second_profile()
-        self._log = LOG.open("w")
+        profile = second_profile()
+        log = LOG.open("w")
         self._process = subprocess.Popen(
             [executable, "build", str(REPOSITORY), *BUILD_FLAGS, "--path-output", str(OUTPUT)],
-            cwd=REPOSITORY, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env={**os.environ, **self._profile},
+            cwd=REPOSITORY, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env={**os.environ, **profile},
         )
+        self._waiter = threading.Thread(target=self._await_build, args=(log, profile), daemon=True)
+        self._waiter.start()
+
+    def _await_build(self, log, profile: dict[str, str]) -> None:
+        try:
+            returncode = self._process.wait(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            returncode = self._process.wait()
+        log.close()
+        failure = describe_build_failure(LOG.read_text(errors="replace")) if returncode else ""
+        self._record(returncode, failure, profile)
+
+    def _record(self, returncode: int, failure: str, profile: dict[str, str]) -> None:
+        """Write the build's outcome for this session, then let the session's other processes read it."""
+        stamp = HTML / ".buildinfo"
+        RECORD.write_text(json.dumps({
+            "buildinfo_mtime": stamp.stat().st_mtime if stamp.exists() else None,
+            "returncode": returncode,
+            "failure": failure,
+            "profile": profile,
+            "session": self._session,
+        }))
+        fcntl.flock(self._lock, fcntl.LOCK_UN)
+        self._lock.close()
 
     def result(self) -> BuiltSite:
-        """The build, waiting for it to finish (starting it first if no test started it)."""
-        self.start()
-        if self._result is None:
-            try:
-                returncode = self._process.wait(timeout=TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                returncode = self._process.wait()
-            self._log.close()
-            failure = describe_build_failure(LOG.read_text(errors="replace")) if returncode else ""
-            stamp = HTML / ".buildinfo"
-            RECORD.write_text(json.dumps({
-                "buildinfo_mtime": stamp.stat().st_mtime if stamp.exists() else None,
-                "returncode": returncode,
-                "failure": failure,
-                "profile": self._profile,
-            }))
-            self._result = BuiltSite(HTML, EXECUTED, True, returncode, failure)
+        """The build, waiting for it to finish (started at collection, :func:`tests.conftest.pytest_collection_finish`)."""
+        self.start(self._session or uuid.uuid4().hex)
+        if self._result is not None:
+            return self._result
+        if self._waiter is not None:
+            self._waiter.join()
+        else:
+            with LOCK.open("w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+        record = json.loads(RECORD.read_text()) if RECORD.exists() else {}
+        if record.get("session") != self._session:
+            self._result = BuiltSite(HTML, EXECUTED, False, 1, "the process that built the book stopped before the build ended")
+        else:
+            self._result = BuiltSite(HTML, EXECUTED, True, record["returncode"], record["failure"])
         return self._result
 
-    def stop(self) -> None:
-        """End a build still running when the session ends (a session stopped early)."""
-        if self._process is not None and self._process.poll() is None:
+    def finish(self, interrupted: bool) -> None:
+        """At the end of this process's tests: wait for a build it started (other processes may need it), or end it if interrupted."""
+        if self._process is None:
+            return
+        if interrupted and self._process.poll() is None:
             self._process.kill()
-            self._process.wait()
-        if self._log is not None and not self._log.closed:
-            self._log.close()
+        self._waiter.join()
 
 
 SESSION_BUILD = SessionBuild()

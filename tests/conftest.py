@@ -8,7 +8,8 @@ chapter listed in the table of contents but missing on disk is a failing test to
 
 Two more things every session shares live here: the book's build under the second CPU profile
 (``tests/book_build.py``), started in the background once the tests that need it are
-collected, and the browser the Playwright tests drive: the system's Chromium found on PATH,
+collected (by one of the session's two worker processes; the tests then run at a lower
+scheduling priority than the build, the longest task of the session), and the browser the Playwright tests drive: the system's Chromium found on PATH,
 never a browser downloaded by Playwright (the machines the book is tested on have no network).
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -88,6 +90,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 # Tests that look at the built book: the build starts in the background once any is collected.
 NEEDS_THE_BUILD = ("test_browser.py",)
+# How much lower the test processes' scheduling priority is than the build's (a nice increment).
+TESTS_YIELD_TO_THE_BUILD = 10
 BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
 # The flags the browser runs with: headless, and nothing that reaches for the network by itself
 # (component updates, sync, QUIC), so that a closed network cannot hang it.
@@ -105,15 +109,27 @@ BROWSER_FLAGS = (
 )
 
 
+def session_id(config: pytest.Config) -> str:
+    """One id for the whole test run: shared by its worker processes under pytest-xdist."""
+    if not hasattr(config, "_covpo_session_id"):
+        worker = getattr(config, "workerinput", None)
+        config._covpo_session_id = worker["testrunuid"] if worker else uuid.uuid4().hex
+    return config._covpo_session_id
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     if session.config.option.collectonly:
         return
     if any(item.path.name in NEEDS_THE_BUILD for item in session.items):
-        SESSION_BUILD.start()
+        SESSION_BUILD.start(session_id(session.config))
+        # The build is the session's longest task and runs on one core: the tests (and the
+        # kernels, servers and browsers they start, which inherit this) give way to it.
+        os.nice(TESTS_YIELD_TO_THE_BUILD)
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    SESSION_BUILD.stop()
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    stopped_early = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop or session.shouldfail)
+    SESSION_BUILD.finish(interrupted=stopped_early)
 
 
 def find_browser() -> str | None:

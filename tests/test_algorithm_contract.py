@@ -244,7 +244,7 @@ def test_a_bad_instance_raises_a_value_error_naming_it(case, bad):
 
 
 @pytest.mark.parametrize("name", [name for name, algorithm in ALGORITHMS.items() if algorithm.samples])
-@pytest.mark.parametrize("bad", [0, "rng", np.random.RandomState(0)], ids=repr)
+@pytest.mark.parametrize("bad", [0, "rng", np.random.RandomState(0)], ids=["zero", "string", "RandomState"])
 def test_a_bad_generator_is_named(name, bad, instance):
     with pytest.raises(ValueError, match=r"\brng\b"):
         covpo.run(name, instance, rng=bad, **HYPERPARAMETERS[name])
