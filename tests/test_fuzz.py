@@ -113,8 +113,22 @@ def bad_strategy(point: EntryPoint, argument: str) -> st.SearchStrategy[BadValue
     return st.sampled_from(argument_bad_values(point, argument)).flatmap(varied)
 
 
+#: Entry points called once already in this process: their compiled engines (numba) are built.
+COMPILED: set[str] = set()
+
+
 def call(point: EntryPoint, **changes: object) -> object:
-    """Call ``point`` with its good arguments and ``changes``, under the time limit, closing any figures."""
+    """Call ``point`` with its good arguments and ``changes``, under the time limit, closing any figures.
+
+    A point's first call in the process may compile its engine (numba, seconds on a cold cache);
+    that is a one-off cost, not a hang, so the first call is made untimed with good arguments.
+    """
+    if point.name not in COMPILED:
+        COMPILED.add(point.name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            point.function(**point.arguments())
+        plt.close("all")
     arguments = {**point.arguments(), **changes}
     try:
         with warnings.catch_warnings(), time_limit(CALL_SECONDS):

@@ -812,7 +812,7 @@ def unchecked_kimi_gradient(
 ) -> np.ndarray:
     """:func:`kimi_gradient` for validated arguments, non-finite where the run diverges (the runs' inner loop).
 
-    The scores are summed through the policy table (:func:`_batch_score_sum`) instead of being
+    The scores are summed through the policy table (``_batch_score_sum``) instead of being
     formed pair by pair: the batch's features are never gathered.
     """
     log_probs = unchecked_log_policy(instance, theta)
