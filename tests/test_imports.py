@@ -14,7 +14,6 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 
 from tests.conftest import REPOSITORY
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from scipy.special import log_softmax
 
 from covpo import run, tabular_instance
+from covpo.batches import ResponseBatch, unchecked_batch_score_average
 from covpo.families import collapse_family
 from covpo.instances import BanditInstance
 from covpo.policies import (
@@ -22,6 +23,7 @@ from covpo.policies import (
     kl_per_prompt,
     log_coverage,
     log_policy,
+    log_softmax_rows,
     mean_features,
     policy_probs,
     prompt_feature_sums,
@@ -224,6 +226,14 @@ def test_one_hot_layout_is_found_only_for_tabular_features():
     assert scaled.one_hot_columns is None
 
 
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 7), st.floats(0.0, 800.0), st.integers(0, 2**32 - 1))
+def test_log_softmax_rows_equals_scipys_bit_for_bit(n_rows, n_columns, scale, seed):
+    logits = scale * np.random.default_rng(seed).standard_normal((n_rows, n_columns))
+    assert np.array_equal(log_softmax_rows(logits), log_softmax(logits, axis=-1))
+    assert np.array_equal(log_softmax_rows(logits[None]), log_softmax(logits[None], axis=-1))
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.integers(1, 4), st.integers(1, 6), st.integers(0, 2**32 - 1))
 def test_tabular_products_equal_the_dense_ones_bit_for_bit(n_prompts, n_responses, seed):
@@ -239,8 +249,28 @@ def test_tabular_products_equal_the_dense_ones_bit_for_bit(n_prompts, n_response
     assert np.array_equal(prompt_feature_sums(instance, table), prompt_feature_sums(dense, table))
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 6), st.integers(1, 40), st.integers(0, 2**32 - 1))
+def test_tabular_score_average_equals_the_dense_one_to_rounding(n_prompts, n_responses, batch_size, seed):
+    rng = np.random.default_rng(seed)
+    instance = tabular_instance(rng.random((n_prompts, n_responses)), rng.dirichlet(np.ones(n_responses), n_prompts))
+    log_probs = log_policy(instance, 5.0 * rng.standard_normal(instance.dim))
+    prompts = rng.integers(0, n_prompts, batch_size)
+    batch = ResponseBatch(
+        prompts=prompts, responses=rng.integers(0, n_responses, batch_size), rewards=np.zeros(batch_size),
+        log_sampling=np.zeros(batch_size),
+    )
+    coefficients = rng.standard_normal(batch_size)
+    sparse = unchecked_batch_score_average(instance, batch, coefficients, log_probs)
+    dense = unchecked_batch_score_average(dense_copy(instance), batch, coefficients, log_probs)
+    scale = np.abs(coefficients).mean()
+    assert np.allclose(sparse, dense, rtol=1e-12, atol=1e-14 * scale)
+
+
 @pytest.mark.parametrize("algorithm", ["reinforce", "ppo_lite", "grpo_reset", "kimipo"])
-def test_runs_on_tabular_features_equal_dense_runs_bit_for_bit(algorithm):
+def test_runs_on_tabular_features_follow_the_dense_runs(algorithm):
+    # The tabular score average sums in another order than the dense product, so the runs
+    # agree to rounding, not bit for bit; over these short runs the gap stays near 1e-13.
     instance = collapse_family()[0]
     settings_of = {
         "reinforce": {"eta": 8.0, "n_iterations": 60, "batch_size": 16},
@@ -250,4 +280,4 @@ def test_runs_on_tabular_features_equal_dense_runs_bit_for_bit(algorithm):
     }[algorithm]
     runs = [run(algorithm, which, rng=np.random.default_rng(1), **settings_of) for which in (instance, dense_copy(instance))]
     for field in ("reward", "log_coverage", "kl_to_base"):
-        assert np.array_equal(getattr(runs[0], field), getattr(runs[1], field))
+        assert np.allclose(getattr(runs[0], field), getattr(runs[1], field), rtol=1e-9, atol=1e-12), field

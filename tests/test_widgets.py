@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import joblib
 import numpy as np
 import pytest
 
@@ -94,6 +95,20 @@ def test_standin_frames_follow_the_controls_row_major():
     standin = static_standin_html(frames, sliders, "grid")
     assert json_frames(standin) == frames.images
     assert 'data-frame="3"' in standin, "the stand-in does not open on the default setting"
+
+
+def _titled_figure(a: float, b: int) -> Figure:
+    figure = _tiny_figure(0)
+    figure.axes[0].set_title(f"{a:g} {b}")
+    return figure
+
+
+def test_standin_frames_are_the_same_rendered_on_two_processes():
+    # A chapter that runs its sweeps on two processes renders its widgets' frames there too.
+    sliders = [Slider("a", "a", 0.0, 1.0, 0.5, (0.0, 0.5, 1.0)), Slider("b", "b", 1, 3, 3, (1, 3), integer=True)]
+    with joblib.parallel_config(n_jobs=2):
+        parallel = precompute_frames(_titled_figure, sliders)
+    assert parallel == precompute_frames(_titled_figure, sliders)
 
 
 def json_frames(standin: str) -> list[str]:

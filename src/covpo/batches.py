@@ -9,6 +9,7 @@ algorithms in :mod:`covpo.algorithms` differ only in the coefficients ``a_i``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -145,17 +146,31 @@ class BatchTerms:
 
     Attributes
     ----------
+    instance
+        The bandit whose features the scores are taken over.
+    batch
+        The batch.
     log_probs
         The full table ``log pi_theta(y|x)``.
     log_ratio
         ``log w_i = log pi_theta(y_i|x_i) - log pi_old(y_i|x_i)``, the batch's shape.
-    scores
-        ``grad log pi_theta(y_i|x_i) = phi(x_i, y_i) - phibar_theta(x_i)``, the batch's shape plus ``(d,)``.
     """
 
+    instance: BanditInstance
+    batch: ResponseBatch
     log_probs: np.ndarray
     log_ratio: np.ndarray
-    scores: np.ndarray
+
+    @cached_property
+    def scores(self) -> np.ndarray:
+        """``grad log pi_theta(y_i|x_i) = phi(x_i, y_i) - phibar_theta(x_i)``, the batch's shape plus ``(d,)``."""
+        return unchecked_batch_scores(self.instance, self.batch, self.log_probs)
+
+    def score_average(self, coefficients: np.ndarray) -> np.ndarray:
+        """``mean_i c_i grad log pi_theta(y_i|x_i)`` (:func:`unchecked_batch_score_average`; dense scores are formed once per terms)."""
+        if self.instance.one_hot_columns is None:
+            return unchecked_score_average(coefficients, self.scores)
+        return _tabular_score_average(self.instance, self.batch, coefficients, self.log_probs)
 
 
 def batch_terms(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch) -> BatchTerms:
@@ -168,14 +183,50 @@ def batch_terms(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatc
 def unchecked_batch_terms(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch) -> BatchTerms:
     """:func:`batch_terms` for arguments the caller has already validated (the algorithms' inner loops)."""
     log_probs = unchecked_log_policy(instance, theta)
-    scores = instance.features[batch.prompts, batch.responses] - unchecked_mean_features(instance, log_probs)[batch.prompts]
     log_ratio = log_probs[batch.prompts, batch.responses] - batch.log_sampling
-    return BatchTerms(log_probs=log_probs, log_ratio=log_ratio, scores=scores)
+    return BatchTerms(instance=instance, batch=batch, log_probs=log_probs, log_ratio=log_ratio)
+
+
+def unchecked_batch_scores(instance: BanditInstance, batch: ResponseBatch, log_probs: np.ndarray) -> np.ndarray:
+    """The softmax-linear scores ``phi(x_i, y_i) - phibar(x_i)`` of a batch under ``exp(log_probs)``, the batch's shape plus ``(d,)``."""
+    return instance.features[batch.prompts, batch.responses] - unchecked_mean_features(instance, log_probs)[batch.prompts]
+
+
+def unchecked_batch_score_average(
+    instance: BanditInstance, batch: ResponseBatch, coefficients: np.ndarray, log_probs: np.ndarray
+) -> np.ndarray:
+    """``mean_i c_i (phi(x_i, y_i) - phibar(x_i))`` under ``exp(log_probs)``, for validated arrays (paper section 2.2).
+
+    On dense features the scores are formed and averaged (:func:`score_average`). On tabular
+    features (:attr:`~covpo.instances.BanditInstance.one_hot_columns`) they never are:
+    ``sum_i c_i phi(x_i, y_i)`` scatters each coefficient onto its pair's coordinate, and
+    ``sum_i c_i phibar(x_i)`` scatters ``pi(.|x)``, times the coefficients' total on prompt
+    ``x``, onto that prompt's coordinates. That costs ``O(N + |X| |Y|)`` instead of ``O(N d)``
+    with ``d = |X| |Y|``; the sums run in another order, so the last bits differ from the dense product's.
+    """
+    if instance.one_hot_columns is None:
+        return unchecked_score_average(coefficients, unchecked_batch_scores(instance, batch, log_probs))
+    return _tabular_score_average(instance, batch, coefficients, log_probs)
+
+
+def _tabular_score_average(
+    instance: BanditInstance, batch: ResponseBatch, coefficients: np.ndarray, log_probs: np.ndarray
+) -> np.ndarray:
+    columns = instance.one_hot_columns
+    weights = np.ravel(coefficients)
+    prompts = np.ravel(batch.prompts)
+    sums = np.bincount(columns[prompts, np.ravel(batch.responses)], weights=weights, minlength=instance.dim)
+    prompt_totals = np.bincount(prompts, weights=weights, minlength=instance.n_prompts)
+    sums[columns] -= prompt_totals[:, None] * np.exp(log_probs)
+    return sums / weights.size
 
 
 def unchecked_score_average(coefficients: np.ndarray, scores: np.ndarray) -> np.ndarray:
     """:func:`score_average` for arrays the caller has already validated under its own names."""
-    return np.tensordot(coefficients, scores, axes=coefficients.ndim) / coefficients.size
+    # np.tensordot(coefficients, scores, axes=coefficients.ndim) without its axis bookkeeping:
+    # the same reshapes and the same np.dot call, so the same bits.
+    size = coefficients.size
+    return np.dot(coefficients.reshape(1, size), scores.reshape(size, -1)).reshape(scores.shape[-1]) / size
 
 
 def score_average(coefficients: np.ndarray, scores: np.ndarray) -> np.ndarray:

@@ -105,7 +105,11 @@ def regularized_optimum(instance: BanditInstance, log_ref: np.ndarray, beta: flo
     """Log-probabilities of ``pi_beta = pi_ref exp(r / beta) / Z`` (paper section 3.1's target, reference ``pi_ref``), exactly normalized."""
     instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
-    log_ref = check_policy("log_ref", instance, log_ref)
+    return unchecked_regularized_optimum(instance, check_policy("log_ref", instance, log_ref), beta)
+
+
+def unchecked_regularized_optimum(instance: BanditInstance, log_ref: np.ndarray, beta: float) -> np.ndarray:
+    """:func:`regularized_optimum` for arguments the caller has already validated (the algorithms' loops)."""
     unnormalized = log_ref + instance.rewards / beta
     return unnormalized - logsumexp(unnormalized, axis=1, keepdims=True)
 

@@ -16,9 +16,9 @@ from typing import Protocol
 
 import numpy as np
 
-from covpo.batches import ResponseBatch, unchecked_score_average
+from covpo.batches import ResponseBatch, unchecked_batch_score_average
 from covpo.instances import BanditInstance
-from covpo.policies import check_bandit, check_theta, feature_sums, unchecked_log_policy, unchecked_mean_features
+from covpo.policies import check_bandit, check_theta, feature_sums, unchecked_log_policy
 
 
 class PolicyClass(Protocol):
@@ -78,9 +78,7 @@ class SoftmaxLinear:
         arguments, so nothing is checked here: a non-finite coefficient is a diverging run, and
         the step that follows raises ``FloatingPointError``.
         """
-        phibar = unchecked_mean_features(self.instance, log_probs)
-        scores = self.instance.features[batch.prompts, batch.responses] - phibar[batch.prompts]
-        return unchecked_score_average(coefficients, scores)
+        return unchecked_batch_score_average(self.instance, batch, coefficients, log_probs)
 
     def population_score_sum(self, params: np.ndarray, advantage: np.ndarray, log_probs: np.ndarray) -> np.ndarray:
         """``E_x E_{y~pi}[(A - E_pi A)(phi - phibar)]``, summed over the feature table.

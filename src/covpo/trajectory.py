@@ -191,6 +191,7 @@ class TrajectoryRecorder:
         self.reference_resets = 0
         self.generation_rounds = 0
         self._rows: list[tuple[int, int, int, int, float, np.ndarray, float]] = []
+        self._base: tuple[BanditInstance, np.ndarray] | None = None
 
     def count_gradient_steps(self, count: int = 1) -> None:
         """Add ``count`` gradient steps."""
@@ -234,10 +235,20 @@ class TrajectoryRecorder:
         """
         instance = check_bandit("instance", instance)
         log_probs = check_policy("log_probs", instance, log_probs)
-        if log_base is None:
-            log_base = unchecked_log_policy(instance, instance.base_theta)
-        else:
+        if log_base is not None:
             log_base = check_policy("log_base", instance, log_base)
+        self.record_iterate(instance, log_probs, log_base)
+
+    def record_iterate(self, instance: BanditInstance, log_probs: np.ndarray, log_base: np.ndarray | None = None) -> None:
+        """:meth:`record_policy` for a table an algorithm computed itself from validated parameters.
+
+        Nothing is checked again (the algorithms call this at every recorded iterate), and the
+        softmax-linear base table is computed once per recorder.
+        """
+        if log_base is None:
+            if self._base is None or self._base[0] is not instance:
+                self._base = (instance, unchecked_log_policy(instance, instance.base_theta))
+            log_base = self._base[1]
         self.record(
             unchecked_expected_reward(instance, log_probs),
             unchecked_log_coverage(instance, log_probs),

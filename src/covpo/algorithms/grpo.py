@@ -42,11 +42,10 @@ from covpo.batches import (
     unchecked_batch_terms,
     unchecked_draw_batch,
     unchecked_prompt_kl,
-    unchecked_score_average,
 )
 from covpo.instances import BanditInstance
-from covpo.objectives import regularized_optimum
-from covpo.policies import base_log_policy, check_bandit, check_policy, check_theta, expected_kl, unchecked_log_policy
+from covpo.objectives import unchecked_regularized_optimum
+from covpo.policies import base_log_policy, check_bandit, check_policy, check_theta, unchecked_expected_kl, unchecked_log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import (
     check_count,
@@ -126,7 +125,11 @@ def grpo_clip_mask(log_ratio: np.ndarray, advantages: np.ndarray, interval: tupl
     """
     advantages = check_finite_array("advantages", advantages)
     log_ratio = check_shape("log_ratio", check_finite_array("log_ratio", log_ratio), advantages.shape)
-    low, high = _check_interval(interval)
+    return _unchecked_clip_mask(log_ratio, advantages, _check_interval(interval))
+
+
+def _unchecked_clip_mask(log_ratio: np.ndarray, advantages: np.ndarray, interval: tuple[float, float]) -> np.ndarray:
+    low, high = interval
     return ((advantages > 0.0) & (log_ratio > np.log(high))) | ((advantages < 0.0) & (log_ratio < np.log(low)))
 
 
@@ -142,10 +145,10 @@ def _grpo_parts(
 ) -> tuple[float, np.ndarray, BatchTerms, np.ndarray]:
     terms = unchecked_batch_terms(instance, theta, batch)
     weights = np.exp(terms.log_ratio)
-    clipped = grpo_clip_mask(terms.log_ratio, advantages, interval)
+    clipped = _unchecked_clip_mask(terms.log_ratio, advantages, interval)
     surrogate = np.minimum(weights * advantages, np.clip(weights, *interval) * advantages)
     objective = float(surrogate.mean())
-    gradient = unchecked_score_average(np.where(clipped, 0.0, weights * advantages), terms.scores)
+    gradient = terms.score_average(np.where(clipped, 0.0, weights * advantages))
     if beta > 0.0:
         if kl == "exact":
             penalty, penalty_gradient = unchecked_prompt_kl(instance, terms.log_probs, log_reference, batch.prompts)
@@ -154,7 +157,7 @@ def _grpo_parts(
             log_theta_samples = terms.log_probs[batch.prompts, batch.responses]
             penalty = float(k3_estimate(log_ref_samples, log_theta_samples).mean())
             # d/dtheta [e^lr - lr - 1] = (1 - e^lr) grad log pi_theta, with lr = log pi_ref - log pi_theta
-            penalty_gradient = unchecked_score_average(-np.expm1(log_ref_samples - log_theta_samples), terms.scores)
+            penalty_gradient = terms.score_average(-np.expm1(log_ref_samples - log_theta_samples))
         objective -= beta * penalty
         gradient = gradient - beta * penalty_gradient
     return objective, gradient, terms, clipped
@@ -367,7 +370,7 @@ def grpo(
     )
     log_reference = base_log_policy(instance)
     theta = np.array(instance.base_theta, dtype=float)
-    recorder.record_policy(instance, unchecked_log_policy(instance, theta))
+    recorder.record_iterate(instance, unchecked_log_policy(instance, theta))
     thetas, inner_kl = [theta], []
     for t in range(n_iterations):
         log_old = unchecked_log_policy(instance, theta)
@@ -393,12 +396,12 @@ def grpo(
             theta = ascent_step(theta, eta, gradient, t, k + 1)
             recorder.count_gradient_steps()
             if record_each_step:
-                recorder.record_policy(instance, unchecked_log_policy(instance, theta))
+                recorder.record_iterate(instance, unchecked_log_policy(instance, theta))
         observe(inner_steps, theta)
         log_probs = unchecked_log_policy(instance, theta)
         if reset:
-            inner_kl.append(expected_kl(instance, log_probs, regularized_optimum(instance, log_reference, beta)))
+            inner_kl.append(unchecked_expected_kl(instance, log_probs, unchecked_regularized_optimum(instance, log_reference, beta)))
         if not record_each_step:
-            recorder.record_policy(instance, log_probs)
+            recorder.record_iterate(instance, log_probs)
         thetas.append(theta)
     return recorder.finish(thetas=thetas, inner_kl=inner_kl if reset else None)

@@ -25,7 +25,7 @@ from covpo.algorithms.steps import (
     inner_step_observer,
 )
 from covpo.instances import BanditInstance
-from covpo.objectives import regularized_optimum
+from covpo.objectives import unchecked_regularized_optimum
 from covpo.policies import check_bandit, log_policy, unchecked_expected_kl, unchecked_log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_generator, check_positive
@@ -103,12 +103,12 @@ def kimipo(
     recorder = TrajectoryRecorder("KimiPO", instance.optimal_value, settings)
     theta = np.array(instance.base_theta, dtype=float)
     log_probs = log_policy(instance, theta)
-    recorder.record_policy(instance, log_probs)
+    recorder.record_iterate(instance, log_probs)
     thetas, inner_kl = [theta], []
     for t in range(n_iterations):
         log_reference = log_probs  # reset the reference to pi_t
         recorder.count_reset()
-        log_target = regularized_optimum(instance, log_reference, beta)
+        log_target = unchecked_regularized_optimum(instance, log_reference, beta)
         batch = unchecked_draw_baseline_batch(instance, log_reference, batch_size, extra_responses, rng, "mean", None)
         recorder.count_responses(batch.size)  # N regression responses and N M baseline responses
         observe = inner_step_observer(on_inner_step, instance, t, batch.regression, log_reference, recorder)
@@ -119,11 +119,11 @@ def kimipo(
             theta = ascent_step(theta, -eta, gradient, t, k + 1)  # descent on the loss
             recorder.count_gradient_steps()
             if record_each_step:
-                recorder.record_policy(instance, unchecked_log_policy(instance, theta))
+                recorder.record_iterate(instance, unchecked_log_policy(instance, theta))
         observe(inner_steps, theta)
         log_probs = unchecked_log_policy(instance, theta)
         inner_kl.append(unchecked_expected_kl(instance, log_probs, log_target))
         if not record_each_step:
-            recorder.record_policy(instance, log_probs)
+            recorder.record_iterate(instance, log_probs)
         thetas.append(theta)
     return recorder.finish(thetas=thetas, inner_kl=inner_kl)

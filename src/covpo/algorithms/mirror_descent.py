@@ -22,8 +22,8 @@ from scipy.special import logsumexp
 
 from covpo.algorithms.steps import ascent_step, check_policy_class, check_step_stability, feature_scale
 from covpo.instances import BanditInstance
-from covpo.objectives import regularized_gradient, regularized_optimum
-from covpo.policies import base_log_policy, check_bandit, check_theta, expected_kl, log_coverage, log_policy
+from covpo.objectives import regularized_gradient, regularized_optimum, unchecked_regularized_optimum
+from covpo.policies import base_log_policy, check_bandit, check_theta, log_coverage, log_policy, unchecked_expected_kl
 from covpo.policy_classes import PolicyClass
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_finite_array, check_positive
@@ -73,11 +73,11 @@ def exact_mirror_descent(instance: BanditInstance, *, beta: float, n_iterations:
         "exact mirror descent", instance.optimal_value, {"beta": beta, "n_iterations": n_iterations}
     )
     log_probs = base_log_policy(instance)
-    recorder.record_policy(instance, log_probs)
+    recorder.record_iterate(instance, log_probs)
     for _ in range(n_iterations):
         recorder.count_reset()
         log_probs = regularized_optimum(instance, log_probs, beta)
-        recorder.record_policy(instance, log_probs)
+        recorder.record_iterate(instance, log_probs)
     return recorder.finish()
 
 
@@ -194,7 +194,7 @@ def apmd(
     theta = np.array(policy.initial_params, dtype=float)
     log_probs = policy.log_policy(theta)
     log_base = log_probs
-    recorder.record_policy(instance, log_probs, log_base=log_base)
+    recorder.record_iterate(instance, log_probs, log_base=log_base)
     thetas, inner_kl = [theta], []
     for t in range(n_iterations):
         log_reference = log_probs
@@ -204,11 +204,11 @@ def apmd(
             theta = ascent_step(theta, eta, gradient, t, k + 1)
             recorder.count_gradient_steps()
             if record_each_step:
-                recorder.record_policy(instance, policy.log_policy(theta), log_base=log_base)
+                recorder.record_iterate(instance, policy.log_policy(theta), log_base=log_base)
         log_probs = policy.log_policy(theta)
-        inner_kl.append(expected_kl(instance, log_probs, regularized_optimum(instance, log_reference, beta)))
+        inner_kl.append(unchecked_expected_kl(instance, log_probs, unchecked_regularized_optimum(instance, log_reference, beta)))
         if not record_each_step:
-            recorder.record_policy(instance, log_probs, log_base=log_base)
+            recorder.record_iterate(instance, log_probs, log_base=log_base)
         thetas.append(theta)
     return recorder.finish(thetas=thetas, inner_kl=inner_kl)
 
@@ -250,14 +250,14 @@ def apmd_exact(
     )
     theta = np.array(instance.base_theta, dtype=float)
     log_probs = log_policy(instance, theta)
-    recorder.record_policy(instance, log_probs)
+    recorder.record_iterate(instance, log_probs)
     thetas, inner_kl = [theta], []
     for _ in range(n_iterations):
         log_reference = log_probs
         recorder.count_reset()
         theta = theta + theta_star / beta
         log_probs = log_policy(instance, theta)
-        inner_kl.append(expected_kl(instance, log_probs, regularized_optimum(instance, log_reference, beta)))
-        recorder.record_policy(instance, log_probs)
+        inner_kl.append(unchecked_expected_kl(instance, log_probs, unchecked_regularized_optimum(instance, log_reference, beta)))
+        recorder.record_iterate(instance, log_probs)
         thetas.append(theta)
     return recorder.finish(thetas=thetas, inner_kl=inner_kl)

@@ -33,11 +33,10 @@ from covpo.batches import (
     unchecked_batch_terms,
     unchecked_draw_batch,
     unchecked_prompt_kl,
-    unchecked_score_average,
 )
 from covpo.instances import BanditInstance
-from covpo.objectives import regularized_optimum
-from covpo.policies import check_bandit, check_policy, check_theta, expected_kl, unchecked_log_policy
+from covpo.objectives import unchecked_regularized_optimum
+from covpo.policies import check_bandit, check_policy, check_theta, unchecked_expected_kl, unchecked_log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_finite_array, check_generator, check_option, check_positive
 
@@ -119,7 +118,11 @@ def _check_thresholds(instance: BanditInstance, beta: float, thresholds: tuple[f
 def ppo_lite_clip_mask(log_ratio: np.ndarray, thresholds: tuple[float, float]) -> np.ndarray:
     """Which samples PPO-Lite clips (Algorithm 2): ``w_i < c_lo`` or ``w_i > c_hi``, not a ratio on a threshold."""
     log_ratio = check_finite_array("log_ratio", log_ratio)
-    low, high = check_clip_thresholds(thresholds)
+    return _unchecked_clip_mask(log_ratio, check_clip_thresholds(thresholds))
+
+
+def _unchecked_clip_mask(log_ratio: np.ndarray, thresholds: tuple[float, float]) -> np.ndarray:
+    low, high = thresholds
     return (log_ratio < np.log(low)) | (log_ratio > np.log(high))
 
 
@@ -135,14 +138,14 @@ def _ppo_lite_parts(
     low, high = thresholds
     terms = unchecked_batch_terms(instance, theta, batch)
     weights = np.exp(terms.log_ratio)
-    clipped = ppo_lite_clip_mask(terms.log_ratio, (low, high))
+    clipped = _unchecked_clip_mask(terms.log_ratio, thresholds)
     objective = float(np.mean(np.clip(weights, low, high) * batch.rewards))
-    gradient = unchecked_score_average(np.where(clipped, 0.0, weights * batch.rewards), terms.scores)
+    gradient = terms.score_average(np.where(clipped, 0.0, weights * batch.rewards))
     if kl == "exact":
         penalty, penalty_gradient = unchecked_prompt_kl(instance, terms.log_probs, log_reference, batch.prompts)
     else:
         penalty = float(np.mean(weights * terms.log_ratio - weights + 1.0))
-        penalty_gradient = unchecked_score_average(weights * terms.log_ratio, terms.scores)
+        penalty_gradient = terms.score_average(weights * terms.log_ratio)
     return objective - beta * penalty, gradient - beta * penalty_gradient, terms
 
 
@@ -294,7 +297,7 @@ def ppo_lite(
 
     theta = np.array(instance.base_theta, dtype=float)
     log_probs = unchecked_log_policy(instance, theta)
-    recorder.record_policy(instance, log_probs)
+    recorder.record_iterate(instance, log_probs)
     thetas, inner_kl = [theta], []
     for t in range(n_iterations):
         log_reference = log_probs  # reset the reference to pi_t
@@ -309,11 +312,11 @@ def ppo_lite(
             theta = ascent_step(theta, eta, gradient, t, k + 1)
             recorder.count_gradient_steps()
             if record_each_step:
-                recorder.record_policy(instance, unchecked_log_policy(instance, theta))
+                recorder.record_iterate(instance, unchecked_log_policy(instance, theta))
         observe(inner_steps, theta)
         log_probs = unchecked_log_policy(instance, theta)
-        inner_kl.append(expected_kl(instance, log_probs, regularized_optimum(instance, log_reference, beta)))
+        inner_kl.append(unchecked_expected_kl(instance, log_probs, unchecked_regularized_optimum(instance, log_reference, beta)))
         if not record_each_step:
-            recorder.record_policy(instance, log_probs)
+            recorder.record_iterate(instance, log_probs)
         thetas.append(theta)
     return recorder.finish(thetas=thetas, inner_kl=inner_kl)

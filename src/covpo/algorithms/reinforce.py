@@ -133,7 +133,7 @@ def exact_reinforce(
     recorder = TrajectoryRecorder(
         "exact REINFORCE", instance.optimal_value, {"eta": eta, "beta": beta, "n_iterations": n_iterations}
     )
-    recorder.record_policy(instance, policy.log_policy(theta), log_base=log_base)
+    recorder.record_iterate(instance, policy.log_policy(theta), log_base=log_base)
     for step in range(1, n_iterations + 1):
         if beta == 0.0:
             gradient = reward_gradient(instance, theta, policy=policy)
@@ -142,7 +142,7 @@ def exact_reinforce(
         theta = ascent_step(theta, eta, gradient, step - 1, 1)
         recorder.count_gradient_steps()
         if step % record_every == 0 or step == n_iterations:
-            recorder.record_policy(instance, policy.log_policy(theta), log_base=log_base)
+            recorder.record_iterate(instance, policy.log_policy(theta), log_base=log_base)
     return recorder.finish()
 
 
@@ -281,7 +281,7 @@ def reinforce(
         instance.optimal_value,
         {"eta": eta, "beta": beta, "n_iterations": n_iterations, "batch_size": batch_size, "baseline": baseline},
     )
-    recorder.record_policy(instance, policy.log_policy(theta), log_base=log_base)
+    recorder.record_iterate(instance, policy.log_policy(theta), log_base=log_base)
     for step in range(1, n_iterations + 1):
         prompts = unchecked_sample_prompts(instance, rng, batch_size)
         responses = unchecked_sample_responses(policy.log_policy(theta), prompts, rng)
@@ -290,5 +290,5 @@ def reinforce(
         theta = ascent_step(theta, eta, gradient, step - 1, 1)
         recorder.count_gradient_steps()
         if step % record_every == 0 or step == n_iterations:
-            recorder.record_policy(instance, policy.log_policy(theta), log_base=log_base)
+            recorder.record_iterate(instance, policy.log_policy(theta), log_base=log_base)
     return recorder.finish()

@@ -22,7 +22,6 @@ from covpo.experiments.collapse import (
     Landscape,
     LearningRateGrid,
     SeedSweep,
-    SimplexPath,
     StepsToEpsSweep,
     collapse_instance,
     exact_collapse_run,

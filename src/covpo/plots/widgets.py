@@ -30,6 +30,7 @@ import numpy as np
 from IPython.display import display
 from matplotlib.figure import Figure
 
+from covpo.experiments.parallel import run_tasks
 from covpo.plots.base import figure_png
 from covpo.plots.style import DISPLAY_PX_PER_INCH, display_size
 from covpo.validation import check_finite_array, check_positive
@@ -172,19 +173,29 @@ def _check_widget(figure_function: object, sliders: object) -> tuple[Slider, ...
     return checked
 
 
+def render_frame(figure_function: Callable[..., Figure], values: dict[str, float | int]) -> tuple[str, int]:
+    """One frame of a stand-in: the figure at ``values`` as a PNG data URI, and its display width in CSS pixels."""
+    figure = figure_function(**values)
+    return figure_to_data_uri(figure), display_size(figure)["width"]
+
+
 def precompute_frames(figure_function: Callable[..., Figure], sliders: Sequence[Slider]) -> Frames:
-    """Render the figure at every combination of the sliders' static values (row-major)."""
+    """Render the figure at every combination of the sliders' static values (row-major).
+
+    The frames are independent tasks of :func:`~covpo.experiments.parallel.run_tasks`, so a
+    chapter that runs its sweeps on several processes (``joblib.parallel_config(n_jobs=2)``)
+    renders its widgets' frames on them too; the images are the same bytes either way.
+    """
     sliders = _check_widget(figure_function, sliders)
     grids = [[slider.coerce(v) for v in slider.static_values] for slider in sliders]
     count = int(np.prod([len(grid) for grid in grids]))
     if count > MAX_FRAMES:
         raise ValueError(f"sliders ask for {count} static frames; keep it at most {MAX_FRAMES}")
-    images, width = [], 0
-    for combination in itertools.product(*grids):
-        figure = figure_function(**{s.name: v for s, v in zip(sliders, combination)})
-        width = max(width, display_size(figure)["width"])
-        images.append(figure_to_data_uri(figure))
-    return Frames(images, width)
+    tasks = [
+        (figure_function, {s.name: v for s, v in zip(sliders, combination)}) for combination in itertools.product(*grids)
+    ]
+    rendered = run_tasks(render_frame, tasks, "widget frames", progress=False)
+    return Frames([image for image, _ in rendered], max(width for _, width in rendered))
 
 
 _STANDIN_SCRIPT = """

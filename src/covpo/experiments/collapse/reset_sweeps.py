@@ -27,7 +27,7 @@ from covpo.validation import (
     check_probability,
 )
 
-from .engine import DEFAULT_ETA, DEFAULT_MAX_STEPS, CollapseRun, _run_exact
+from .engine import DEFAULT_ETA, DEFAULT_MAX_STEPS, CollapseRun
 from covpo.collapse_instance import (
     CollapseInstance,
     DEFAULT_DISTRACTOR_PROB,
@@ -35,7 +35,6 @@ from covpo.collapse_instance import (
     DEFAULT_N_ZERO,
     DEFAULT_OPTIMAL_PROB,
     _check_instance,
-    _state_summary,
     class_log_probs,
     collapse_instance,
 )

@@ -17,10 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 from scipy.optimize import minimize
-from scipy.special import log_softmax
 
 from covpo.instances import BanditInstance
-from covpo.policies import base_log_policy, expected_kl
+from covpo.policies import base_log_policy, expected_kl, log_softmax_rows
 from covpo.validation import (
     check_count,
     check_finite_array,
@@ -200,7 +199,7 @@ def forward(instance: BanditInstance, network: TwoLayerNetwork, params: np.ndarr
     logits = hidden @ parts.output_weights
     if parts.skip_weights is not None:
         logits = logits + np.asarray(features @ parts.skip_weights).reshape(logits.shape)
-    return ForwardPass(hidden=hidden, log_probs=log_softmax(logits, axis=1))
+    return ForwardPass(hidden=hidden, log_probs=log_softmax_rows(logits))
 
 
 def logit_backprop(
