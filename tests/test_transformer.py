@@ -39,6 +39,15 @@ from covpo.labs.transformer.training import held_out_log_probs, stack_constants 
 
 TINY = ModelConfig(n_symbols=3, length=2, d_model=8, n_layers=1, n_heads=2)
 
+# The model's functions are compiled here as the package's programs compile them: run op by op,
+# every primitive compiles on its own, hundreds of small compilations per test.
+answer_log_probs = jax.jit(answer_log_probs, static_argnums=1)
+answer_logits = jax.jit(answer_logits, static_argnums=1)
+group_answer_logits = jax.jit(group_answer_logits, static_argnums=1)
+group_token_log_probs = jax.jit(group_token_log_probs, static_argnums=1)
+decode_step = jax.jit(decode_step, static_argnums=1)
+held_out_log_probs = jax.jit(held_out_log_probs, static_argnums=(1, 2))
+
 
 def all_answers(config: ModelConfig) -> jnp.ndarray:
     return jnp.array(list(itertools.product(range(config.n_symbols), repeat=config.length)), jnp.int32)
@@ -124,19 +133,20 @@ def test_policy_gradient_estimate_matches_exact_gradient_of_expected_reward():
     def expected_reward(p):
         return (jnp.exp(answer_log_probs(p, TINY, jnp.repeat(prompt, len(answers), 0), answers)) * rewards).sum()
 
-    exact = jax.grad(expected_reward)(params)
+    exact = jax.jit(jax.grad(expected_reward))(params)
     direction = jax.tree_util.tree_map(lambda leaf: jax.random.normal(jax.random.PRNGKey(7), leaf.shape), params)
     project = lambda tree: sum(float((a * b).sum()) for a, b in zip(jax.tree_util.tree_leaves(tree),
                                                                      jax.tree_util.tree_leaves(direction)))
     constants = Method("loo", 1e-3, advantage="loo").constants()
     group, chunks = 8, 40
+    prompts = jnp.repeat(prompt, 64, 0)
+    loss_gradient = jax.jit(lambda p, drawn, old, r: jax.grad(policy_loss)(p, TINY, prompts, drawn, old, old, r, constants))
     estimates = []
     for chunk in range(chunks):
-        drawn, old = sample_answers(params, TINY, jnp.repeat(prompt, 64, 0), group, jax.random.PRNGKey(100 + chunk))
-        r = reward(task, jnp.repeat(prompt, 64, 0)[:, None, :], drawn, "partial")
+        drawn, old = sample_answers(params, TINY, prompts, group, jax.random.PRNGKey(100 + chunk))
+        r = reward(task, prompts[:, None, :], drawn, "partial")
         # the loss averages over tokens; the sequence-level estimate is L times its negative gradient
-        grad = jax.grad(policy_loss)(params, TINY, jnp.repeat(prompt, 64, 0), drawn, old, old, r, constants)
-        estimates.append(-TINY.length * project(grad))
+        estimates.append(-TINY.length * project(loss_gradient(params, drawn, old, r)))
     estimates = np.array(estimates)
     error = estimates.std(ddof=1) / np.sqrt(chunks)
     assert abs(estimates.mean() - project(exact)) < 4 * error + 1e-6
