@@ -161,6 +161,9 @@ class SessionBuild:
             [executable, "build", str(REPOSITORY), *BUILD_FLAGS, "--path-output", str(OUTPUT)],
             cwd=REPOSITORY, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env={**os.environ, **profile},
+            # A session of its own, so that it keeps its priority when the tests lower theirs
+            # (tests/conftest.py: the kernel shares CPU time out by session first).
+            start_new_session=True,
         )
         self._waiter = threading.Thread(target=self._await_build, args=(log, profile), daemon=True)
         self._waiter.start()

@@ -117,20 +117,27 @@ def session_id(config: pytest.Config) -> str:
     return config._covpo_session_id
 
 
-def run_order(item: pytest.Item) -> int:
-    """Where an item's file goes in the run: chapters first, the tests of the built site last.
+def run_order(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The order the files run in: chapters first, latest chapter first, the tests of the built site last.
 
-    The two workers take whole files in this order (``--no-loadscope-reorder``), so the
-    chapters, the longest files, start at once, and the browser tests, which wait for the
-    session's build, come when the rest is done instead of holding a worker idle while it runs.
+    The two workers take whole files in this order (``--no-loadscope-reorder``). The chapters
+    are the longest files, and the later ones run the larger studies (chapters 6 and 7 take
+    longest), so they start at once, while the session's build runs, and the short unit-test
+    files fill in behind them. The browser tests wait for the build, so they come when the
+    rest is done instead of holding a worker idle.
     """
-    if isinstance(item.parent, IPyNbFile):
-        return 0
-    return 2 if item.path.name in NEEDS_THE_BUILD else 1
+    chapters = list(dict.fromkeys(item.parent for item in items if isinstance(item.parent, IPyNbFile)))
+
+    def place(item: pytest.Item) -> tuple[int, int]:
+        if isinstance(item.parent, IPyNbFile):
+            return 0, -chapters.index(item.parent)
+        return (2 if item.path.name in NEEDS_THE_BUILD else 1), 0
+
+    return sorted(items, key=place)
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    items.sort(key=run_order)
+    items[:] = run_order(items)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -138,9 +145,70 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     if any(item.path.name in NEEDS_THE_BUILD for item in session.items):
         SESSION_BUILD.start(session_id(session.config))
-        # The build is the session's longest task and runs on one core: the tests (and the
-        # kernels, servers and browsers they start, which inherit this) give way to it.
+        # The build is the session's longest task: the tests (and the servers and browsers
+        # they start, which inherit this) give way to it.
         os.nice(TESTS_YIELD_TO_THE_BUILD)
+        yield_to_the_build("self")
+        session.config.pluginmanager.get_plugin("covpo-kernels-yield").active = True
+
+
+def autogroup_nice(pid: int | str) -> str | None:
+    """The nice value of the scheduling group of process ``pid``, where Linux has one, else ``None``."""
+    try:
+        return Path(f"/proc/{pid}/autogroup").read_text().split()[-1]
+    except (OSError, IndexError):
+        return None
+
+
+def set_autogroup_nice(pid: int | str, nice: int | str) -> None:
+    """Set the nice value of the scheduling group of process ``pid``; nothing where there is none."""
+    try:
+        Path(f"/proc/{pid}/autogroup").write_text(str(nice))
+    except OSError:
+        pass
+
+
+def yield_to_the_build(pid: int | str) -> None:
+    """Lower the scheduling group of process ``pid`` by :data:`TESTS_YIELD_TO_THE_BUILD`.
+
+    Where Linux groups CPU time by session (``/proc/<pid>/autogroup``, on by default), a
+    process's nice value only orders it within its session, and every Jupyter kernel starts a
+    session of its own: the kernels nbval starts would take the CPU from the build's kernels
+    as equals, and the test processes from the build. Their groups' nice value, raised here,
+    makes them yield (the test session's own group is set back when the run ends).
+    """
+    set_autogroup_nice(pid, TESTS_YIELD_TO_THE_BUILD)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):
+        config._covpo_autogroup_nice = autogroup_nice("self")
+    config.pluginmanager.register(KernelsYieldToTheBuild(), "covpo-kernels-yield")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if (nice := getattr(config, "_covpo_autogroup_nice", None)) is not None:
+        set_autogroup_nice("self", nice)
+
+
+class KernelsYieldToTheBuild:
+    """Lowers the scheduling group of every kernel nbval starts (:func:`yield_to_the_build`).
+
+    A plugin rather than a hook of this file: the chapters' notebooks live under
+    ``_build/nbval/``, outside this folder, where this file's own hooks do not reach. Active
+    only in a session that builds the book.
+    """
+
+    active = False
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:
+        result = yield
+        kernel = getattr(item.parent, "kernel", None) if isinstance(item.parent, IPyNbFile) else None
+        if self.active and kernel is not None and not getattr(kernel, "_covpo_yields", False):
+            yield_to_the_build(kernel.km.provisioner.pid)
+            kernel._covpo_yields = True
+        return result
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
