@@ -126,11 +126,12 @@ def run_order(items: list[pytest.Item]) -> list[pytest.Item]:
     files fill in behind them. The browser tests wait for the build, so they come when the
     rest is done instead of holding a worker idle.
     """
-    chapters = list(dict.fromkeys(item.parent for item in items if isinstance(item.parent, IPyNbFile)))
+    chapters = {chapter: position for position, chapter in enumerate(
+        dict.fromkeys(item.parent for item in items if isinstance(item.parent, IPyNbFile)))}
 
     def place(item: pytest.Item) -> tuple[int, int]:
-        if isinstance(item.parent, IPyNbFile):
-            return 0, -chapters.index(item.parent)
+        if item.parent in chapters:
+            return 0, -chapters[item.parent]
         return (2 if item.path.name in NEEDS_THE_BUILD else 1), 0
 
     return sorted(items, key=place)

@@ -152,25 +152,43 @@ class BatchTerms:
         The batch.
     log_probs
         The full table ``log pi_theta(y|x)``.
-    log_ratio
-        ``log w_i = log pi_theta(y_i|x_i) - log pi_old(y_i|x_i)``, the batch's shape.
     """
 
     instance: BanditInstance
     batch: ResponseBatch
     log_probs: np.ndarray
-    log_ratio: np.ndarray
+
+    @cached_property
+    def log_ratio(self) -> np.ndarray:
+        """``log w_i = log pi_theta(y_i|x_i) - log pi_old(y_i|x_i)``, the batch's shape."""
+        return self.log_probs[self.batch.prompts, self.batch.responses] - self.batch.log_sampling
 
     @cached_property
     def scores(self) -> np.ndarray:
         """``grad log pi_theta(y_i|x_i) = phi(x_i, y_i) - phibar_theta(x_i)``, the batch's shape plus ``(d,)``."""
-        return unchecked_batch_scores(self.instance, self.batch, self.log_probs)
+        phibar = unchecked_mean_features(self.instance, self.log_probs)
+        return self.instance.features[self.batch.prompts, self.batch.responses] - phibar[self.batch.prompts]
 
     def score_average(self, coefficients: np.ndarray) -> np.ndarray:
-        """``mean_i c_i grad log pi_theta(y_i|x_i)`` (:func:`unchecked_batch_score_average`; dense scores are formed once per terms)."""
-        if self.instance.one_hot_columns is None:
+        """``mean_i c_i grad log pi_theta(y_i|x_i)`` for coefficients of the batch's shape (paper section 2.2).
+
+        On dense features the scores are formed once and averaged (:func:`score_average`). On
+        tabular features (:attr:`~covpo.instances.BanditInstance.one_hot_columns`) they never
+        are: ``sum_i c_i phi(x_i, y_i)`` scatters each coefficient onto its pair's coordinate,
+        and ``sum_i c_i phibar(x_i)`` scatters ``pi(.|x)``, times the coefficients' total on
+        prompt ``x``, onto that prompt's coordinates. That costs ``O(N + |X| |Y|)`` instead of
+        ``O(N d)`` with ``d = |X| |Y|``; the sums run in another order, so the last bits differ
+        from the dense product's.
+        """
+        columns = self.instance.one_hot_columns
+        if columns is None:
             return unchecked_score_average(coefficients, self.scores)
-        return _tabular_score_average(self.instance, self.batch, coefficients, self.log_probs)
+        weights = np.ravel(coefficients)
+        prompts = np.ravel(self.batch.prompts)
+        sums = np.bincount(columns[prompts, np.ravel(self.batch.responses)], weights=weights, minlength=self.instance.dim)
+        prompt_totals = np.bincount(prompts, weights=weights, minlength=self.instance.n_prompts)
+        sums[columns] -= prompt_totals[:, None] * np.exp(self.log_probs)
+        return sums / weights.size
 
 
 def batch_terms(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch) -> BatchTerms:
@@ -182,43 +200,14 @@ def batch_terms(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatc
 
 def unchecked_batch_terms(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch) -> BatchTerms:
     """:func:`batch_terms` for arguments the caller has already validated (the algorithms' inner loops)."""
-    log_probs = unchecked_log_policy(instance, theta)
-    log_ratio = log_probs[batch.prompts, batch.responses] - batch.log_sampling
-    return BatchTerms(instance=instance, batch=batch, log_probs=log_probs, log_ratio=log_ratio)
-
-
-def unchecked_batch_scores(instance: BanditInstance, batch: ResponseBatch, log_probs: np.ndarray) -> np.ndarray:
-    """The softmax-linear scores ``phi(x_i, y_i) - phibar(x_i)`` of a batch under ``exp(log_probs)``, the batch's shape plus ``(d,)``."""
-    return instance.features[batch.prompts, batch.responses] - unchecked_mean_features(instance, log_probs)[batch.prompts]
+    return BatchTerms(instance=instance, batch=batch, log_probs=unchecked_log_policy(instance, theta))
 
 
 def unchecked_batch_score_average(
     instance: BanditInstance, batch: ResponseBatch, coefficients: np.ndarray, log_probs: np.ndarray
 ) -> np.ndarray:
-    """``mean_i c_i (phi(x_i, y_i) - phibar(x_i))`` under ``exp(log_probs)``, for validated arrays (paper section 2.2).
-
-    On dense features the scores are formed and averaged (:func:`score_average`). On tabular
-    features (:attr:`~covpo.instances.BanditInstance.one_hot_columns`) they never are:
-    ``sum_i c_i phi(x_i, y_i)`` scatters each coefficient onto its pair's coordinate, and
-    ``sum_i c_i phibar(x_i)`` scatters ``pi(.|x)``, times the coefficients' total on prompt
-    ``x``, onto that prompt's coordinates. That costs ``O(N + |X| |Y|)`` instead of ``O(N d)``
-    with ``d = |X| |Y|``; the sums run in another order, so the last bits differ from the dense product's.
-    """
-    if instance.one_hot_columns is None:
-        return unchecked_score_average(coefficients, unchecked_batch_scores(instance, batch, log_probs))
-    return _tabular_score_average(instance, batch, coefficients, log_probs)
-
-
-def _tabular_score_average(
-    instance: BanditInstance, batch: ResponseBatch, coefficients: np.ndarray, log_probs: np.ndarray
-) -> np.ndarray:
-    columns = instance.one_hot_columns
-    weights = np.ravel(coefficients)
-    prompts = np.ravel(batch.prompts)
-    sums = np.bincount(columns[prompts, np.ravel(batch.responses)], weights=weights, minlength=instance.dim)
-    prompt_totals = np.bincount(prompts, weights=weights, minlength=instance.n_prompts)
-    sums[columns] -= prompt_totals[:, None] * np.exp(log_probs)
-    return sums / weights.size
+    """``mean_i c_i (phi(x_i, y_i) - phibar(x_i))`` under ``exp(log_probs)``, for validated arrays (:meth:`BatchTerms.score_average`)."""
+    return BatchTerms(instance=instance, batch=batch, log_probs=log_probs).score_average(coefficients)
 
 
 def unchecked_score_average(coefficients: np.ndarray, scores: np.ndarray) -> np.ndarray:

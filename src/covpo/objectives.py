@@ -114,6 +114,17 @@ def unchecked_regularized_optimum(instance: BanditInstance, log_ref: np.ndarray,
     return unnormalized - logsumexp(unnormalized, axis=1, keepdims=True)
 
 
+def unchecked_kl_to_regularized_optimum(
+    instance: BanditInstance, log_probs: np.ndarray, log_ref: np.ndarray, beta: float
+) -> float:
+    """``E_x KL(pi || pi_beta)`` with ``pi_beta`` the :func:`regularized_optimum` of ``log_ref``, for validated arguments.
+
+    How far an inner loop ended from the target it approximates (paper section 3.1); the
+    algorithms record it after every outer iteration.
+    """
+    return unchecked_expected_kl(instance, log_probs, unchecked_regularized_optimum(instance, log_ref, beta))
+
+
 def regularized_gap(
     instance: BanditInstance, log_probs: np.ndarray, log_ref: np.ndarray, beta: float
 ) -> float:

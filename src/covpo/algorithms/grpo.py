@@ -44,8 +44,8 @@ from covpo.batches import (
     unchecked_prompt_kl,
 )
 from covpo.instances import BanditInstance
-from covpo.objectives import unchecked_regularized_optimum
-from covpo.policies import base_log_policy, check_bandit, check_policy, check_theta, unchecked_expected_kl, unchecked_log_policy
+from covpo.objectives import unchecked_kl_to_regularized_optimum
+from covpo.policies import base_log_policy, check_bandit, check_policy, check_theta, unchecked_log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import (
     check_count,
@@ -400,7 +400,7 @@ def grpo(
         observe(inner_steps, theta)
         log_probs = unchecked_log_policy(instance, theta)
         if reset:
-            inner_kl.append(unchecked_expected_kl(instance, log_probs, unchecked_regularized_optimum(instance, log_reference, beta)))
+            inner_kl.append(unchecked_kl_to_regularized_optimum(instance, log_probs, log_reference, beta))
         if not record_each_step:
             recorder.record_iterate(instance, log_probs)
         thetas.append(theta)

@@ -22,8 +22,8 @@ from scipy.special import logsumexp
 
 from covpo.algorithms.steps import ascent_step, check_policy_class, check_step_stability, feature_scale
 from covpo.instances import BanditInstance
-from covpo.objectives import regularized_gradient, regularized_optimum, unchecked_regularized_optimum
-from covpo.policies import base_log_policy, check_bandit, check_theta, log_coverage, log_policy, unchecked_expected_kl
+from covpo.objectives import regularized_gradient, regularized_optimum, unchecked_kl_to_regularized_optimum
+from covpo.policies import base_log_policy, check_bandit, check_theta, log_coverage, log_policy
 from covpo.policy_classes import PolicyClass
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_finite_array, check_positive
@@ -206,7 +206,7 @@ def apmd(
             if record_each_step:
                 recorder.record_iterate(instance, policy.log_policy(theta), log_base=log_base)
         log_probs = policy.log_policy(theta)
-        inner_kl.append(unchecked_expected_kl(instance, log_probs, unchecked_regularized_optimum(instance, log_reference, beta)))
+        inner_kl.append(unchecked_kl_to_regularized_optimum(instance, log_probs, log_reference, beta))
         if not record_each_step:
             recorder.record_iterate(instance, log_probs, log_base=log_base)
         thetas.append(theta)
@@ -257,7 +257,7 @@ def apmd_exact(
         recorder.count_reset()
         theta = theta + theta_star / beta
         log_probs = log_policy(instance, theta)
-        inner_kl.append(unchecked_expected_kl(instance, log_probs, unchecked_regularized_optimum(instance, log_reference, beta)))
+        inner_kl.append(unchecked_kl_to_regularized_optimum(instance, log_probs, log_reference, beta))
         recorder.record_iterate(instance, log_probs)
         thetas.append(theta)
     return recorder.finish(thetas=thetas, inner_kl=inner_kl)

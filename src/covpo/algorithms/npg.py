@@ -23,8 +23,8 @@ import numpy as np
 from covpo.algorithms.reinforce import leave_one_out_baseline
 from covpo.batches import unchecked_draw_batch
 from covpo.instances import BanditInstance
-from covpo.objectives import unchecked_regularized_optimum
-from covpo.policies import centered_features, check_bandit, check_theta, log_policy, unchecked_expected_kl
+from covpo.objectives import unchecked_kl_to_regularized_optimum
+from covpo.policies import centered_features, check_bandit, check_theta, log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_finite_array, check_generator, check_positive, check_shape
 
@@ -196,7 +196,7 @@ def npg(
             theta = theta + direction / beta
         recorder.count_gradient_steps()
         log_probs = log_policy(instance, theta)
-        inner_kl.append(unchecked_expected_kl(instance, log_probs, unchecked_regularized_optimum(instance, log_reference, beta)))
+        inner_kl.append(unchecked_kl_to_regularized_optimum(instance, log_probs, log_reference, beta))
         recorder.record_iterate(instance, log_probs)
         thetas.append(theta)
     return recorder.finish(thetas=thetas, inner_kl=inner_kl)

@@ -29,8 +29,8 @@ from covpo.algorithms.steps import (
 )
 from covpo.batches import ResponseBatch, check_batch, unchecked_draw_batch
 from covpo.instances import BanditInstance
-from covpo.objectives import unchecked_regularized_optimum
-from covpo.policies import check_bandit, unchecked_expected_kl
+from covpo.objectives import unchecked_kl_to_regularized_optimum
+from covpo.policies import check_bandit
 from covpo.policy_classes import PolicyClass
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_finite_array, check_generator, check_positive, check_shape
@@ -187,7 +187,7 @@ def ppo_noclip(
                 recorder.record_iterate(instance, policy.log_policy(theta), log_base=log_base)
         observe(inner_steps, theta)
         log_probs = policy.log_policy(theta)
-        inner_kl.append(unchecked_expected_kl(instance, log_probs, unchecked_regularized_optimum(instance, log_reference, beta)))
+        inner_kl.append(unchecked_kl_to_regularized_optimum(instance, log_probs, log_reference, beta))
         if not record_each_step:
             recorder.record_iterate(instance, log_probs, log_base=log_base)
         thetas.append(theta)
