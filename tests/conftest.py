@@ -76,10 +76,22 @@ class BookChapters(pytest.File):
                 continue
             if not has_code(source):
                 continue
-            notebook = jupytext.read(source)
             target = CONVERTED / f"{Path(entry).name}.ipynb"
-            nbformat.write(notebook, target)
+            write_atomically(target, nbformat.writes(jupytext.read(source)))
             yield IPyNbFile.from_parent(self, path=target)
+
+
+def write_atomically(target: Path, text: str) -> None:
+    """Write ``text`` to ``target`` unless it already holds it, so that no reader sees a half-written file.
+
+    Both worker processes of a session collect the chapters, and so convert them, at the same
+    time: a file written in place can be read by the other worker while it is still empty.
+    """
+    if target.exists() and target.read_text() == text:
+        return
+    partial = target.with_name(f".{target.name}.{os.getpid()}")
+    partial.write_text(text)
+    os.replace(partial, target)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -3,8 +3,13 @@
 Binder reads ``runtime.txt`` for the Python version and installs ``requirements.txt``. The
 book's build and tests install the same file, so as long as every direct dependency is pinned
 with ``==`` and the pins resolve on Binder's Python, the live notebooks run what the built
-book ran. The last test asks pip, in a fresh virtual environment made with that Python, for a
-dry run of the install and compares what it would install with the pins.
+book ran. The last test compares a resolution of ``requirements.txt`` on that Python with the
+pins. Where the tests themselves run on that Python, in the environment the README's commands
+install from ``requirements.txt``, that environment is the resolution: pip installed it from
+the file, so it holds each pin unless pip resolved the pin to something else (or the
+environment has changed since), and ``pip check`` confirms that what it holds is consistent.
+Elsewhere the test asks pip, in a fresh virtual environment made with that Python, for a dry
+run of the install.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -81,7 +88,21 @@ def find_runtime_python(version: str) -> str | None:
     return None
 
 
-def test_pins_resolve_to_themselves_on_the_runtime_python(tmp_path: Path):
+def installed_from_requirements() -> dict[str, str] | None:
+    """What the running environment holds, if it runs the Python runtime.txt names and holds covpo from this repository; else None."""
+    if "%d.%d" % sys.version_info[:2] != runtime_python():
+        return None
+    try:
+        origin = json.loads(metadata.distribution("covpo").read_text("direct_url.json") or "{}")
+    except metadata.PackageNotFoundError:
+        return None
+    if origin.get("url") != REPOSITORY.as_uri():
+        return None
+    return {canonical(dist.metadata["Name"]): dist.version for dist in metadata.distributions()}
+
+
+def dry_run_resolution(tmp_path: Path) -> dict[str, str]:
+    """What pip would install from requirements.txt into a fresh environment of the runtime Python."""
     version = runtime_python()
     python = find_runtime_python(version)
     if python is None:
@@ -104,10 +125,20 @@ def test_pins_resolve_to_themselves_on_the_runtime_python(tmp_path: Path):
     if result.returncode != 0 and any(sign in result.stderr for sign in OFFLINE_SIGNS) and os.environ.get("CI") != "true":
         pytest.skip(f"the package index cannot be reached: {result.stderr.strip().splitlines()[-1]}")
     assert result.returncode == 0, f"pip cannot resolve requirements.txt on Python {version}:\n{result.stderr[-4000:]}"
-    resolved = {
+    return {
         canonical(item["metadata"]["name"]): item["metadata"]["version"]
         for item in json.loads(report.read_text())["install"]
     }
+
+
+def test_pins_resolve_to_themselves_on_the_runtime_python(tmp_path: Path):
+    resolved = installed_from_requirements()
+    if resolved is None:
+        resolved = dry_run_resolution(tmp_path)
+    else:
+        check = subprocess.run([sys.executable, "-m", "pip", "check", "--disable-pip-version-check"],
+                               capture_output=True, text=True, timeout=120)
+        assert check.returncode == 0, f"the installed requirements are inconsistent:\n{check.stdout}{check.stderr}"
     wrong = {name: (pin, resolved.get(name)) for name, pin in pins().items() if resolved.get(name) != pin}
     assert not wrong, f"pins that resolve to another version (pin, resolved): {wrong}"
-    assert "covpo" in resolved, "the dry run would not install the covpo package"
+    assert "covpo" in resolved, "the resolution does not hold the covpo package"

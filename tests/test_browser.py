@@ -254,9 +254,10 @@ def load_page(tab, recorder: PageRecorder, html: Path, page: Path) -> PageReport
     report.loaded_bytes = sum(path.stat().st_size for path in local_files if path.is_file())
     height = min(int(report.inspection["scrollHeight"]), MAX_SCREENSHOT_HEIGHT)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    report.screenshot = SCREENSHOTS / (name.removesuffix(".html").replace("/", "__") + ".png")
+    report.screenshot = SCREENSHOTS / (name.removesuffix(".html").replace("/", "__") + ".jpg")
+    # JPEG: a full chapter is up to 16,000 pixels tall, and Chromium encodes it as PNG a third slower
     tab.screenshot(
-        path=report.screenshot, full_page=True,
+        path=report.screenshot, full_page=True, type="jpeg", quality=90,
         clip={"x": 0, "y": 0, "width": VIEWPORT["width"], "height": height},
     )
     return report

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.special import log_softmax
+from scipy.special import log_softmax, logsumexp
 
 from covpo import run, tabular_instance
 from covpo.batches import ResponseBatch, unchecked_batch_score_average
@@ -24,11 +24,13 @@ from covpo.policies import (
     log_coverage,
     log_policy,
     log_softmax_rows,
+    logsumexp_rows,
     mean_features,
     policy_probs,
     prompt_feature_sums,
     sample_prompts,
     sample_responses,
+    unchecked_sample_prompts,
     value_per_prompt,
 )
 from tests.strategies import instances_with_theta
@@ -232,6 +234,33 @@ def test_log_softmax_rows_equals_scipys_bit_for_bit(n_rows, n_columns, scale, se
     logits = scale * np.random.default_rng(seed).standard_normal((n_rows, n_columns))
     assert np.array_equal(log_softmax_rows(logits), log_softmax(logits, axis=-1))
     assert np.array_equal(log_softmax_rows(logits[None]), log_softmax(logits[None], axis=-1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 7), st.floats(0.0, 800.0), st.integers(0, 2**32 - 1),
+       st.floats(0.0, 0.6), st.booleans())
+def test_logsumexp_rows_equals_scipys_bit_for_bit(n_rows, n_columns, scale, seed, masked, ties):
+    rng = np.random.default_rng(seed)
+    values = scale * rng.standard_normal((n_rows, n_columns))
+    if ties:
+        values = np.round(values)
+    # masked entries, as the coverage's optimal sets make them; some rows may be masked whole
+    values[rng.random(values.shape) < masked] = -np.inf
+    for table in (values, values[None]):
+        assert np.array_equal(logsumexp_rows(table), logsumexp(table, axis=-1))
+        assert np.array_equal(logsumexp_rows(table, keepdims=True), logsumexp(table, axis=-1, keepdims=True))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 300), st.integers(0, 2**32 - 1))
+def test_prompts_are_drawn_as_generator_choice_draws_them(n_prompts, batch_size, seed):
+    weights = np.random.default_rng(seed).random(n_prompts) + 1e-3
+    instance = tabular_instance(np.zeros((n_prompts, 2)), np.full((n_prompts, 2), 0.5), prompt_probs=weights / weights.sum())
+    ours, numpys = np.random.default_rng(seed + 1), np.random.default_rng(seed + 1)
+    drawn = unchecked_sample_prompts(instance, ours, batch_size)
+    assert np.array_equal(drawn, numpys.choice(n_prompts, size=batch_size, p=instance.prompt_probs))
+    assert drawn.dtype == np.int64
+    assert ours.random() == numpys.random()
 
 
 @settings(max_examples=30, deadline=None)

@@ -11,6 +11,7 @@ import pytest
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 
+import covpo.labs.transformer as lab  # noqa: E402
 from covpo.labs.transformer import (  # noqa: E402
     Method,
     ModelConfig,
@@ -39,14 +40,26 @@ from covpo.labs.transformer.training import held_out_log_probs, stack_constants 
 
 TINY = ModelConfig(n_symbols=3, length=2, d_model=8, n_layers=1, n_heads=2)
 
-# The model's functions are compiled here as the package's programs compile them: run op by op,
-# every primitive compiles on its own, hundreds of small compilations per test.
-answer_log_probs = jax.jit(answer_log_probs, static_argnums=1)
-answer_logits = jax.jit(answer_logits, static_argnums=1)
-group_answer_logits = jax.jit(group_answer_logits, static_argnums=1)
-group_token_log_probs = jax.jit(group_token_log_probs, static_argnums=1)
-decode_step = jax.jit(decode_step, static_argnums=1)
-held_out_log_probs = jax.jit(held_out_log_probs, static_argnums=(1, 2))
+# The tests check values, not speed, so their programs compile without LLVM's optimizations
+# (XLA's own graph passes still run; the chapter runs the optimized programs): compiling, not
+# running, is most of these tests' time. The model's functions are compiled whole here, where the
+# package calls them inside its own compiled programs; run op by op, every primitive would
+# compile on its own.
+TEST_COMPILE = {"xla_backend_optimization_level": 0}
+
+
+def compiled(function, **static):
+    return jax.jit(function, compiler_options=TEST_COMPILE, **static)
+
+
+answer_log_probs = compiled(answer_log_probs, static_argnums=1)
+answer_logits = compiled(answer_logits, static_argnums=1)
+group_answer_logits = compiled(group_answer_logits, static_argnums=1)
+group_token_log_probs = compiled(group_token_log_probs, static_argnums=1)
+decode_step = compiled(decode_step, static_argnums=1)
+held_out_log_probs = compiled(held_out_log_probs, static_argnums=(1, 2))
+sample_answers = compiled(sample_answers, static_argnames=("config", "n"))
+train_runs = compiled(train_runs, static_argnames=("setup",))
 
 
 def all_answers(config: ModelConfig) -> jnp.ndarray:
@@ -131,25 +144,32 @@ def test_policy_gradient_estimate_matches_exact_gradient_of_expected_reward():
     rewards = reward(task, prompt, answers, "partial")
 
     def expected_reward(p):
-        return (jnp.exp(answer_log_probs(p, TINY, jnp.repeat(prompt, len(answers), 0), answers)) * rewards).sum()
+        return (jnp.exp(lab.answer_log_probs(p, TINY, jnp.repeat(prompt, len(answers), 0), answers)) * rewards).sum()
 
-    exact = jax.jit(jax.grad(expected_reward))(params)
-    direction = jax.tree_util.tree_map(lambda leaf: jax.random.normal(jax.random.PRNGKey(7), leaf.shape), params)
-    project = lambda tree: sum(float((a * b).sum()) for a, b in zip(jax.tree_util.tree_leaves(tree),
-                                                                     jax.tree_util.tree_leaves(direction)))
+    direction = compiled(lambda p: jax.tree_util.tree_map(
+        lambda leaf: jax.random.normal(jax.random.PRNGKey(7), leaf.shape), p))(params)
+
+    def project(tree):
+        return sum((a * b).sum() for a, b in zip(jax.tree_util.tree_leaves(tree), jax.tree_util.tree_leaves(direction)))
+
     constants = Method("loo", 1e-3, advantage="loo").constants()
     group, chunks = 8, 40
     prompts = jnp.repeat(prompt, 64, 0)
-    loss_gradient = jax.jit(lambda p, drawn, old, r: jax.grad(policy_loss)(p, TINY, prompts, drawn, old, old, r, constants))
-    estimates = []
-    for chunk in range(chunks):
-        drawn, old = sample_answers(params, TINY, prompts, group, jax.random.PRNGKey(100 + chunk))
-        r = reward(task, prompts[:, None, :], drawn, "partial")
-        # the loss averages over tokens; the sequence-level estimate is L times its negative gradient
-        estimates.append(-TINY.length * project(loss_gradient(params, drawn, old, r)))
-    estimates = np.array(estimates)
-    error = estimates.std(ddof=1) / np.sqrt(chunks)
-    assert abs(estimates.mean() - project(exact)) < 4 * error + 1e-6
+
+    # one compiled program: the package's functions inside it, not this file's compiled ones
+    @compiled
+    def estimates(keys):
+        def one(key):
+            drawn, old = lab.sample_answers(params, TINY, prompts, group, key)
+            r = reward(task, prompts[:, None, :], drawn, "partial")
+            # the loss averages over tokens; the sequence-level estimate is L times its negative gradient
+            return -TINY.length * project(jax.grad(policy_loss)(params, TINY, prompts, drawn, old, old, r, constants))
+        return jax.lax.map(one, keys)
+
+    exact = float(compiled(lambda p: project(jax.grad(expected_reward)(p)))(params))
+    estimated = np.asarray(estimates(jax.vmap(jax.random.PRNGKey)(100 + jnp.arange(chunks))), float)
+    error = estimated.std(ddof=1) / np.sqrt(chunks)
+    assert abs(estimated.mean() - exact) < 4 * error + 1e-6
 
 
 def test_pass_at_k_estimator_is_unbiased_against_enumeration():

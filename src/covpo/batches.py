@@ -34,6 +34,10 @@ from covpo.validation import (
 )
 
 
+# The arrays of a ResponseBatch, in order.
+_FIELDS = ("prompts", "responses", "rewards", "log_sampling")
+
+
 @dataclass(frozen=True, eq=False)
 class ResponseBatch:
     """Prompt-response pairs drawn once per outer iteration and reused by every inner step.
@@ -64,18 +68,33 @@ class ResponseBatch:
         )
         if np.any(log_sampling > 0.0):
             raise ValueError(f"log_sampling must hold log-probabilities <= 0, found {log_sampling.max()!r}")
-        for name, value in (
-            ("prompts", prompts),
-            ("responses", responses),
-            ("rewards", rewards),
-            ("log_sampling", log_sampling),
-        ):
-            object.__setattr__(self, name, value)
+        _store(self, prompts, responses, rewards, log_sampling)
+
+    @classmethod
+    def unchecked(
+        cls, prompts: np.ndarray, responses: np.ndarray, rewards: np.ndarray, log_sampling: np.ndarray
+    ) -> ResponseBatch:
+        """A batch of arrays the caller drew itself, as the checks would return them, left unchecked (the algorithms' loops).
+
+        ``prompts`` and ``responses`` int64 indices, ``rewards`` and ``log_sampling`` finite
+        floats, all of one shape.
+        """
+        batch = object.__new__(cls)
+        _store(batch, prompts, responses, rewards, log_sampling)
+        return batch
 
     @property
     def size(self) -> int:
         """Number of responses in the batch (``N`` or ``N G``)."""
         return int(self.responses.size)
+
+
+def _store(
+    batch: ResponseBatch, prompts: np.ndarray, responses: np.ndarray, rewards: np.ndarray, log_sampling: np.ndarray
+) -> None:
+    """Set the four arrays of a (frozen) batch."""
+    for name, value in zip(_FIELDS, (prompts, responses, rewards, log_sampling)):
+        object.__setattr__(batch, name, value)
 
 
 def _check_like_prompts(name: str, array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -132,7 +151,7 @@ def unchecked_draw_batch(
     if group_size is not None:
         prompts = np.repeat(prompts[:, None], group_size, axis=1)
     responses = unchecked_sample_responses(log_probs, prompts, rng)
-    return ResponseBatch(
+    return ResponseBatch.unchecked(
         prompts=prompts,
         responses=responses,
         rewards=instance.rewards[prompts, responses],

@@ -145,6 +145,20 @@ class BanditInstance:
         columns.setflags(write=False)
         return columns
 
+    @cached_property
+    def prompt_cdf(self) -> np.ndarray:
+        """The cumulative distribution of ``rho``, computed as ``numpy.random.Generator.choice`` computes it.
+
+        ``choice(n_prompts, size, p=prompt_probs)`` normalizes the cumulative sum by its last
+        entry and looks up ``size`` uniform draws in it; with the table kept here the algorithms'
+        loops draw the same prompts from the same uniforms without re-checking ``prompt_probs``
+        on every draw (:func:`covpo.policies.unchecked_sample_prompts`).
+        """
+        cdf = self.prompt_probs.cumsum()
+        cdf /= cdf[-1]
+        cdf.setflags(write=False)
+        return cdf
+
     @property
     def optimal_rewards(self) -> np.ndarray:
         """``max_y r(x, y)`` per prompt."""

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logsumexp
 
 from covpo.instances import BanditInstance
 from covpo.policies import (
     check_bandit,
     check_policy,
+    logsumexp_rows,
     unchecked_expected_kl,
     unchecked_expected_reward,
     unchecked_kl_per_prompt,
@@ -111,7 +111,7 @@ def regularized_optimum(instance: BanditInstance, log_ref: np.ndarray, beta: flo
 def unchecked_regularized_optimum(instance: BanditInstance, log_ref: np.ndarray, beta: float) -> np.ndarray:
     """:func:`regularized_optimum` for arguments the caller has already validated (the algorithms' loops)."""
     unnormalized = log_ref + instance.rewards / beta
-    return unnormalized - logsumexp(unnormalized, axis=1, keepdims=True)
+    return unnormalized - logsumexp_rows(unnormalized, keepdims=True)
 
 
 def unchecked_kl_to_regularized_optimum(

@@ -9,7 +9,6 @@ closed-form targets such as the regularized optimum, which need not lie in the c
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logsumexp
 
 from covpo.instances import BanditInstance
 from covpo.validation import (
@@ -93,6 +92,27 @@ def log_softmax_rows(logits: np.ndarray) -> np.ndarray:
     return shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
 
 
+def logsumexp_rows(values: np.ndarray, keepdims: bool = False) -> np.ndarray:
+    """``scipy.special.logsumexp(values, axis=-1, keepdims=keepdims)`` for real arrays.
+
+    The same operations in the same order as scipy's (the row maximum and the number of
+    entries equal to it split out, ``log1p`` of the rest, and the direct ``log(sum(exp))``
+    wherever that result is not finite), so the result is the same to the last bit
+    (``tests/test_policies.py`` checks it), without scipy's per-call array-API dispatch,
+    which on the book's small tables costs more than the arithmetic.
+    """
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        direct = np.log(np.sum(np.exp(values), axis=-1, keepdims=True))
+        row_max = np.max(values, axis=-1, keepdims=True)
+        is_max = values == row_max
+        count = np.sum(is_max.astype(values.dtype), axis=-1, keepdims=True, dtype=values.dtype)
+        rest = np.sum(np.exp(np.where(is_max, -np.inf, values) - row_max), axis=-1, keepdims=True)
+        rest = np.where(rest == 0, rest, rest / count)
+        result = np.log1p(rest) + np.log(count) + row_max
+    result = np.where(np.isfinite(result), result, direct)
+    return result if keepdims else result[..., 0]
+
+
 def unchecked_log_policy(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
     """:func:`log_policy` for arguments the caller has already validated under its own names."""
     return log_softmax_rows(feature_products(instance, theta))
@@ -167,7 +187,7 @@ def expected_kl(instance: BanditInstance, log_p: np.ndarray, log_q: np.ndarray) 
 
 def unchecked_log_coverage(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
     """:func:`log_coverage` for arguments the caller has already validated under its own names."""
-    return logsumexp(np.where(instance.optimal_mask, log_probs, -np.inf), axis=1)
+    return logsumexp_rows(np.where(instance.optimal_mask, log_probs, -np.inf))
 
 
 def log_coverage(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
@@ -213,8 +233,13 @@ def sample_prompts(instance: BanditInstance, rng: np.random.Generator, batch_siz
 
 
 def unchecked_sample_prompts(instance: BanditInstance, rng: np.random.Generator, batch_size: int) -> np.ndarray:
-    """:func:`sample_prompts` for arguments the caller has already validated (the algorithms' loops)."""
-    return rng.choice(instance.n_prompts, size=batch_size, p=instance.prompt_probs)
+    """:func:`sample_prompts` for arguments the caller has already validated (the algorithms' loops).
+
+    The prompts ``rng.choice(n_prompts, batch_size, p=prompt_probs)`` would draw, from the same
+    uniforms (``tests/test_policies.py`` checks it), looked up in the instance's
+    :attr:`~covpo.instances.BanditInstance.prompt_cdf`.
+    """
+    return np.searchsorted(instance.prompt_cdf, rng.random(batch_size), side="right")
 
 
 def sample_responses(log_probs: np.ndarray, prompts: np.ndarray, rng: np.random.Generator) -> np.ndarray:

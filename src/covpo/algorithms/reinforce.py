@@ -206,7 +206,7 @@ def _sampled_gradient(
         advantages = shaped - leave_one_out_baseline(shaped)
     else:
         advantages = shaped - shaped.sum() / batch_size
-    batch = ResponseBatch(
+    batch = ResponseBatch.unchecked(
         prompts=prompts, responses=responses, rewards=rewards, log_sampling=log_probs[prompts, responses]
     )
     return policy.batch_score_average(theta, batch, advantages, log_probs)

@@ -761,7 +761,7 @@ def unchecked_draw_baseline_batch(
 ) -> BaselineBatch:
     """:func:`draw_baseline_batch` for arguments the caller has already validated (the runs' outer loop)."""
     group = unchecked_draw_batch(instance, log_reference, batch_size, rng, group_size=extra_responses + 1)
-    regression = ResponseBatch(
+    regression = ResponseBatch.unchecked(
         prompts=group.prompts[:, 0],
         responses=group.responses[:, 0],
         rewards=group.rewards[:, 0],
