@@ -34,10 +34,6 @@ from covpo.validation import (
 )
 
 
-# The arrays of a ResponseBatch, in order.
-_FIELDS = ("prompts", "responses", "rewards", "log_sampling")
-
-
 @dataclass(frozen=True, eq=False)
 class ResponseBatch:
     """Prompt-response pairs drawn once per outer iteration and reused by every inner step.
@@ -68,7 +64,8 @@ class ResponseBatch:
         )
         if np.any(log_sampling > 0.0):
             raise ValueError(f"log_sampling must hold log-probabilities <= 0, found {log_sampling.max()!r}")
-        _store(self, prompts, responses, rewards, log_sampling)
+        # a frozen dataclass: the checked arrays replace the given ones in the instance's dict
+        self.__dict__.update(prompts=prompts, responses=responses, rewards=rewards, log_sampling=log_sampling)
 
     @classmethod
     def unchecked(
@@ -80,21 +77,13 @@ class ResponseBatch:
         floats, all of one shape.
         """
         batch = object.__new__(cls)
-        _store(batch, prompts, responses, rewards, log_sampling)
+        batch.__dict__.update(prompts=prompts, responses=responses, rewards=rewards, log_sampling=log_sampling)
         return batch
 
     @property
     def size(self) -> int:
         """Number of responses in the batch (``N`` or ``N G``)."""
         return int(self.responses.size)
-
-
-def _store(
-    batch: ResponseBatch, prompts: np.ndarray, responses: np.ndarray, rewards: np.ndarray, log_sampling: np.ndarray
-) -> None:
-    """Set the four arrays of a (frozen) batch."""
-    for name, value in zip(_FIELDS, (prompts, responses, rewards, log_sampling)):
-        object.__setattr__(batch, name, value)
 
 
 def _check_like_prompts(name: str, array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

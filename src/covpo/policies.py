@@ -102,14 +102,15 @@ def logsumexp_rows(values: np.ndarray, keepdims: bool = False) -> np.ndarray:
     which on the book's small tables costs more than the arithmetic.
     """
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        direct = np.log(np.sum(np.exp(values), axis=-1, keepdims=True))
         row_max = np.max(values, axis=-1, keepdims=True)
         is_max = values == row_max
         count = np.sum(is_max.astype(values.dtype), axis=-1, keepdims=True, dtype=values.dtype)
         rest = np.sum(np.exp(np.where(is_max, -np.inf, values) - row_max), axis=-1, keepdims=True)
         rest = np.where(rest == 0, rest, rest / count)
         result = np.log1p(rest) + np.log(count) + row_max
-    result = np.where(np.isfinite(result), result, direct)
+        finite = np.isfinite(result)
+        if not finite.all():
+            result = np.where(finite, result, np.log(np.sum(np.exp(values), axis=-1, keepdims=True)))
     return result if keepdims else result[..., 0]
 
 
