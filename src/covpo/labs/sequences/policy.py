@@ -17,7 +17,7 @@ from scipy.special import logsumexp
 
 from covpo.batches import ResponseBatch
 from covpo.instances import BanditInstance
-from covpo.policies import kl_per_prompt, sample_responses
+from covpo.policies import kl_per_prompt, log_softmax_rows, sample_responses
 from covpo.validation import (
     check_count,
     check_finite_array,
@@ -39,15 +39,9 @@ def _check_theta(instance: SequenceInstance, theta: np.ndarray) -> np.ndarray:
     return check_shape("theta", check_finite_array("theta", theta, ndim=3), instance.base_theta.shape)
 
 
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    """Log-softmax over the last axis, shifted by the maximum so nothing overflows or underflows to ``-inf``."""
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-
-
 def next_token_log_probs(instance: SequenceInstance, theta: np.ndarray) -> np.ndarray:
     """``log pi_theta(a | x, h)`` for every prompt, prefix and next token, shape ``(n_prompts, n_prefixes, V)``."""
-    return _log_softmax(_check_theta(instance, theta))
+    return log_softmax_rows(_check_theta(instance, theta))
 
 
 def token_log_probs(instance: SequenceInstance, theta: np.ndarray) -> np.ndarray:
