@@ -143,3 +143,19 @@ def test_importing_and_running_an_algorithm_loads_neither_numba_nor_matplotlib()
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == []
+
+
+GLUE_IMPORT = """
+import sys
+from myst_nb.ext.glue import glue
+print(" ".join(sorted(name for name in ("lark", "rfc3987_syntax") if name in sys.modules)))
+"""
+
+
+def test_glue_in_a_kernel_compiles_no_grammar():
+    # Every chapter's kernel imports glue, and with it nbformat and jsonschema. A jsonschema
+    # whose format checker builds rfc3987-syntax's IRI grammar at import costs each kernel
+    # about 1.5 s (requirements.txt holds jsonschema below that release).
+    result = subprocess.run([sys.executable, "-c", GLUE_IMPORT], capture_output=True, text=True, check=False, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == []
