@@ -7,6 +7,7 @@ import re
 import joblib
 import numpy as np
 import pytest
+import yaml
 
 from covpo.plots.collapse import collapse_widget
 from covpo.plots.head_to_head import small_head_to_head_widget
@@ -19,6 +20,7 @@ from matplotlib.figure import Figure
 
 from covpo.plots import widgets
 from covpo.plots.widgets import MAX_FRAMES, Frames, Slider, explorable, precompute_frames, static_standin_html
+from tests.conftest import REPOSITORY
 
 WIDGET_FACTORIES = [best_of_n_widget, collapse_widget, apmd_widget, ppo_widget, squared_loss_widget, small_head_to_head_widget]
 
@@ -44,8 +46,9 @@ class CountedFrames:
 
 
 def build_without_frames(factory, monkeypatch) -> tuple[object, CountedFrames, list]:
-    """The factory's widget with :class:`CountedFrames` rendering and every live redraw recorded."""
+    """The factory's widget, stand-in requested, with :class:`CountedFrames` rendering and every live redraw recorded."""
     counted, shown = CountedFrames(), []
+    monkeypatch.setenv(widgets.STANDINS_VARIABLE, "1")
     monkeypatch.setattr(widgets, "precompute_frames", counted)
     monkeypatch.setattr(widgets, "display", shown.append)
     return factory(), counted, shown
@@ -63,6 +66,32 @@ def test_widget_bundle_has_live_view_and_static_standin(factory, monkeypatch):
     # Every slider's static values are distinct, so every precomputed frame is a different setting.
     for slider, grid in zip(widget.sliders, counted.grids[0]):
         assert len(set(grid)) == len(grid), f"slider {slider.name} repeats a static value"
+
+
+@pytest.mark.parametrize("factory", WIDGET_FACTORIES)
+def test_a_live_kernel_gets_the_live_view_and_no_standin(factory, monkeypatch):
+    counted = CountedFrames()
+    monkeypatch.delenv(widgets.STANDINS_VARIABLE, raising=False)
+    monkeypatch.setattr(widgets, "precompute_frames", counted)
+    monkeypatch.setattr(widgets, "display", lambda figure: None)
+    bundle = factory()._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle and "text/html" not in bundle
+    assert bundle["text/plain"].endswith("(interactive widget)")
+    assert counted.grids == [], "the stand-in's frames were rendered where no stand-in is shown"
+
+
+def test_the_books_build_asks_for_standins(monkeypatch):
+    # Sphinx loads the book's local extension before any chapter executes; its kernels inherit
+    # the variable it sets.
+    import importlib.util
+
+    monkeypatch.delenv(widgets.STANDINS_VARIABLE, raising=False)
+    spec = importlib.util.spec_from_file_location("widget_standins", REPOSITORY / "book" / "_ext" / "widget_standins.py")
+    extension = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(extension)
+    extension.setup(None)
+    assert widgets.standins_requested()
+    assert "widget_standins" in yaml.safe_load((REPOSITORY / "_config.yml").read_text())["sphinx"]["local_extensions"]
 
 
 @pytest.mark.parametrize("factory", WIDGET_FACTORIES)
@@ -145,11 +174,12 @@ def test_too_many_static_frames_is_an_error():
         explorable(lambda **kwargs: None, sliders, "too many")
 
 
-def test_categorical_control_is_a_select_and_fixed_settings_are_not_controls():
+def test_categorical_control_is_a_select_and_fixed_settings_are_not_controls(monkeypatch):
     sliders = [
         Slider("family", "family", 0, 1, 0, (0, 1), integer=True, choices=("collapse", "random")),
         Slider("eta", "learning rate", 0.1, 10.0, 1.0, (1.0,)),
     ]
+    monkeypatch.setenv(widgets.STANDINS_VARIABLE, "1")
     widget = explorable(lambda family, eta: _tiny_figure(family), sliders, "choices")
     standin = widget._repr_mimebundle_()["text/html"]
     assert '<option value="0" selected>collapse</option><option value="1">random</option>' in standin

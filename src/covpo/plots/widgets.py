@@ -12,7 +12,11 @@ output that carries two renderings:
   shown as a fixed setting, not as a control.
 
 The book's HTML build is configured to prefer the ``text/html`` rendering, so no frozen
-control ever reaches a static page.
+control ever reaches a static page. The stand-in is made only where it will be shown: when
+the environment variable :data:`STANDINS_VARIABLE` is ``1``, which the book's build sets for
+the kernels that execute its chapters (``book/_ext/widget_standins.py``). A live front end
+shows the live widget and never the stand-in, so a chapter run in JupyterLab, Binder or by
+nbval skips the stand-ins' frames (some widgets train a model per frame).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import base64
 import html
 import itertools
 import json
+import os
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -41,6 +46,13 @@ STATIC_NOTE = (
 )
 FRAME_DPI = DISPLAY_PX_PER_INCH
 MAX_FRAMES = 64
+#: The environment variable that asks widgets for their static stand-ins (see the module docstring).
+STANDINS_VARIABLE = "COVPO_STATIC_STANDINS"
+
+
+def standins_requested() -> bool:
+    """Whether widgets made in this process carry their static stand-in: :data:`STANDINS_VARIABLE` is ``1``."""
+    return os.environ.get(STANDINS_VARIABLE) == "1"
 
 
 @dataclass(frozen=True)
@@ -173,6 +185,15 @@ def _check_widget(figure_function: object, sliders: object) -> tuple[Slider, ...
     return checked
 
 
+def _frame_grids(sliders: Sequence[Slider]) -> list[list[float | int]]:
+    """Each slider's static values as its figure function receives them; raise if the grid exceeds :data:`MAX_FRAMES`."""
+    grids = [[slider.coerce(v) for v in slider.static_values] for slider in sliders]
+    count = int(np.prod([len(grid) for grid in grids]))
+    if count > MAX_FRAMES:
+        raise ValueError(f"sliders ask for {count} static frames; keep it at most {MAX_FRAMES}")
+    return grids
+
+
 def render_frame(figure_function: Callable[..., Figure], values: dict[str, float | int]) -> tuple[str, int]:
     """One frame of a stand-in: the figure at ``values`` as a PNG data URI, and its display width in CSS pixels."""
     figure = figure_function(**values)
@@ -187,10 +208,7 @@ def precompute_frames(figure_function: Callable[..., Figure], sliders: Sequence[
     renders its widgets' frames on them too; the images are the same bytes either way.
     """
     sliders = _check_widget(figure_function, sliders)
-    grids = [[slider.coerce(v) for v in slider.static_values] for slider in sliders]
-    count = int(np.prod([len(grid) for grid in grids]))
-    if count > MAX_FRAMES:
-        raise ValueError(f"sliders ask for {count} static frames; keep it at most {MAX_FRAMES}")
+    grids = _frame_grids(sliders)
     tasks = [
         (figure_function, {s.name: v for s, v in zip(sliders, combination)}) for combination in itertools.product(*grids)
     ]
@@ -288,24 +306,30 @@ def live_widget(figure_function: Callable[..., Figure], sliders: Sequence[Slider
 
 
 class Explorable:
-    """One notebook output with a live widget and its static stand-in (see module docstring)."""
+    """One notebook output with a live widget and, where requested, its static stand-in (see module docstring)."""
 
     def __init__(self, figure_function: Callable[..., Figure], sliders: Sequence[Slider], title: str) -> None:
         if not isinstance(title, str):
             raise ValueError(f"title must be a string, got {title!r}")
         self.figure_function = figure_function
         self.sliders = _check_widget(figure_function, sliders)
+        _frame_grids(self.sliders)
         self.title = title
         self.widget = live_widget(figure_function, self.sliders)
-        self.standin = static_standin_html(precompute_frames(figure_function, self.sliders), self.sliders, title)
+        self.standin = (
+            static_standin_html(precompute_frames(figure_function, self.sliders), self.sliders, title)
+            if standins_requested()
+            else None
+        )
 
     def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict:
         bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
-        bundle["text/html"] = self.standin
+        if self.standin is not None:
+            bundle["text/html"] = self.standin
         bundle["text/plain"] = f"{self.title} (interactive widget)"
         return bundle
 
 
 def explorable(figure_function: Callable[..., Figure], sliders: Sequence[Slider], title: str) -> Explorable:
-    """Wrap a figure function and its sliders as a widget with a static stand-in."""
+    """Wrap a figure function and its sliders as a widget, with a static stand-in where :func:`standins_requested`."""
     return Explorable(figure_function, sliders, title)
