@@ -9,8 +9,10 @@ chapter listed in the table of contents but missing on disk is a failing test to
 Two more things every session shares live here: the book's build under the second CPU profile
 (``tests/book_build.py``), started in the background once the tests that need it are
 collected (by one of the session's two worker processes; the tests then run at a lower
-scheduling priority than the build, the longest task of the session), and the browser the Playwright tests drive: the system's Chromium found on PATH,
-never a browser downloaded by Playwright (the machines the book is tested on have no network).
+scheduling priority than the build, the longest task of the session, and nbval's kernels leave
+the drawing of figures to it), and the browser the Playwright tests drive: the system's Chromium
+found on PATH, never a browser downloaded by Playwright (the machines the book is tested on have
+no network).
 """
 
 from __future__ import annotations
@@ -27,7 +29,10 @@ import pytest
 import yaml
 from nbval.plugin import IPyNbFile
 
+from covpo.plots.base import IMAGES_VARIABLE
 from tests.book_build import SESSION_BUILD
+
+pytest_plugins = ("pytester",)
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 CONVERTED = REPOSITORY / "_build" / "nbval"
@@ -163,6 +168,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         os.nice(TESTS_YIELD_TO_THE_BUILD)
         yield_to_the_build("self")
         session.config.pluginmanager.get_plugin("covpo-kernels-yield").active = True
+        session.config.pluginmanager.get_plugin("covpo-kernels-draw-nothing").active = True
 
 
 def autogroup_nice(pid: int | str) -> str | None:
@@ -197,6 +203,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):
         config._covpo_autogroup_nice = autogroup_nice("self")
     config.pluginmanager.register(KernelsYieldToTheBuild(), "covpo-kernels-yield")
+    config.pluginmanager.register(KernelsLeaveDrawingToTheBuild(), "covpo-kernels-draw-nothing")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -222,6 +229,34 @@ class KernelsYieldToTheBuild:
             yield_to_the_build(kernel.km.provisioner.pid)
             kernel._covpo_yields = True
         return result
+
+
+class KernelsLeaveDrawingToTheBuild:
+    """Starts every kernel nbval starts with :data:`~covpo.plots.base.IMAGES_VARIABLE` at ``0``.
+
+    In a session that builds the book, the build draws every figure of every chapter and the
+    browser tests look at the drawn pages, so nbval's kernels run every cell and every hidden
+    assertion without drawing the figures a second time. The variable is set only while nbval
+    starts a kernel, which inherits it; the test process itself, and the build, servers and
+    browsers it starts, never see it. Active only in a session that builds the book.
+    """
+
+    active = False
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:
+        starts_a_kernel = isinstance(item.parent, IPyNbFile) and getattr(item.parent, "kernel", None) is None
+        if not (self.active and starts_a_kernel):
+            return (yield)
+        before = os.environ.get(IMAGES_VARIABLE)
+        os.environ[IMAGES_VARIABLE] = "0"
+        try:
+            return (yield)
+        finally:
+            if before is None:
+                os.environ.pop(IMAGES_VARIABLE, None)
+            else:
+                os.environ[IMAGES_VARIABLE] = before
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -80,17 +80,20 @@ def test_a_live_kernel_gets_the_live_view_and_no_standin(factory, monkeypatch):
     assert counted.grids == [], "the stand-in's frames were rendered where no stand-in is shown"
 
 
-def test_the_books_build_asks_for_standins(monkeypatch):
+def test_the_books_build_asks_for_standins_and_images(monkeypatch):
     # Sphinx loads the book's local extension before any chapter executes; its kernels inherit
-    # the variable it sets.
+    # the variables it sets.
     import importlib.util
 
+    from covpo.plots.base import IMAGES_VARIABLE, images_requested
+
     monkeypatch.delenv(widgets.STANDINS_VARIABLE, raising=False)
+    monkeypatch.setenv(IMAGES_VARIABLE, "0")
     spec = importlib.util.spec_from_file_location("widget_standins", REPOSITORY / "book" / "_ext" / "widget_standins.py")
     extension = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(extension)
     extension.setup(None)
-    assert widgets.standins_requested()
+    assert widgets.standins_requested() and images_requested()
     assert "widget_standins" in yaml.safe_load((REPOSITORY / "_config.yml").read_text())["sphinx"]["local_extensions"]
 
 
