@@ -73,6 +73,7 @@ def pytest_configure(config):
 def pytest_sessionfinish(session):
     print("test process keeps", os.environ.get({IMAGES_VARIABLE!r}))
 """)
-    result = pytester.runpytest_subprocess("--nbval-lax", "-p", "no:cacheprovider", "-s", "chapter.ipynb")
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    result = pytester.runpytest_subprocess("-p", "nbval.plugin", "--nbval-lax", "-p", "no:cacheprovider", "-s", "chapter.ipynb")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*test process keeps None*"])
