@@ -167,8 +167,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         # they start, which inherit this) give way to it.
         os.nice(TESTS_YIELD_TO_THE_BUILD)
         yield_to_the_build("self")
-        session.config.pluginmanager.get_plugin("covpo-kernels-yield").active = True
-        session.config.pluginmanager.get_plugin("covpo-kernels-draw-nothing").active = True
+        session.config.pluginmanager.get_plugin("covpo-kernels-defer").active = True
 
 
 def autogroup_nice(pid: int | str) -> str | None:
@@ -202,8 +201,7 @@ def yield_to_the_build(pid: int | str) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):
         config._covpo_autogroup_nice = autogroup_nice("self")
-    config.pluginmanager.register(KernelsYieldToTheBuild(), "covpo-kernels-yield")
-    config.pluginmanager.register(KernelsLeaveDrawingToTheBuild(), "covpo-kernels-draw-nothing")
+    config.pluginmanager.register(KernelsDeferToTheBuild(), "covpo-kernels-defer")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -211,8 +209,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         set_autogroup_nice("self", nice)
 
 
-class KernelsYieldToTheBuild:
-    """Lowers the scheduling group of every kernel nbval starts (:func:`yield_to_the_build`).
+class KernelsDeferToTheBuild:
+    """Every kernel nbval starts gives way to the session's build of the book.
+
+    It starts with :data:`~covpo.plots.base.IMAGES_VARIABLE` at ``0``: the build draws every
+    figure of every chapter and the browser tests look at the drawn pages, so nbval's kernels run
+    every cell and every hidden assertion without drawing the figures a second time. The
+    variable is set only while nbval starts the kernel, which inherits it; the test process
+    itself, and the build, servers and browsers it starts, never see it. Once started, the
+    kernel's scheduling group is lowered (:func:`yield_to_the_build`).
 
     A plugin rather than a hook of this file: the chapters' notebooks live under
     ``_build/nbval/``, outside this folder, where this file's own hooks do not reach. Active
@@ -223,40 +228,14 @@ class KernelsYieldToTheBuild:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:
-        result = yield
-        kernel = getattr(item.parent, "kernel", None) if isinstance(item.parent, IPyNbFile) else None
-        if self.active and kernel is not None and not getattr(kernel, "_covpo_yields", False):
-            yield_to_the_build(kernel.km.provisioner.pid)
-            kernel._covpo_yields = True
-        return result
-
-
-class KernelsLeaveDrawingToTheBuild:
-    """Starts every kernel nbval starts with :data:`~covpo.plots.base.IMAGES_VARIABLE` at ``0``.
-
-    In a session that builds the book, the build draws every figure of every chapter and the
-    browser tests look at the drawn pages, so nbval's kernels run every cell and every hidden
-    assertion without drawing the figures a second time. The variable is set only while nbval
-    starts a kernel, which inherits it; the test process itself, and the build, servers and
-    browsers it starts, never see it. Active only in a session that builds the book.
-    """
-
-    active = False
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:
         starts_a_kernel = isinstance(item.parent, IPyNbFile) and getattr(item.parent, "kernel", None) is None
         if not (self.active and starts_a_kernel):
             return (yield)
-        before = os.environ.get(IMAGES_VARIABLE)
-        os.environ[IMAGES_VARIABLE] = "0"
-        try:
-            return (yield)
-        finally:
-            if before is None:
-                os.environ.pop(IMAGES_VARIABLE, None)
-            else:
-                os.environ[IMAGES_VARIABLE] = before
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv(IMAGES_VARIABLE, "0")
+            result = yield
+        yield_to_the_build(item.parent.kernel.km.provisioner.pid)
+        return result
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -22,9 +22,10 @@ def _figure() -> base.BookFigure:
 
 def test_a_figure_shows_itself_as_a_png_at_its_design_size(monkeypatch):
     monkeypatch.delenv(IMAGES_VARIABLE, raising=False)
-    data, metadata = _figure()._repr_mimebundle_()
+    figure = _figure()
+    data, metadata = figure._repr_mimebundle_()
     assert base64.b64decode(data["image/png"]).startswith(PNG_SIGNATURE)
-    assert metadata["image/png"] == base.display_size(_figure())
+    assert metadata["image/png"] == base.display_size(figure)
 
 
 def test_with_images_off_a_figure_is_text_and_never_drawn(monkeypatch):
@@ -61,11 +62,11 @@ import os
 import sys
 
 sys.path.insert(0, {str(REPOSITORY)!r})
-from tests.conftest import KernelsLeaveDrawingToTheBuild
+from tests.conftest import KernelsDeferToTheBuild
 
 
 def pytest_configure(config):
-    plugin = KernelsLeaveDrawingToTheBuild()
+    plugin = KernelsDeferToTheBuild()
     plugin.active = True
     config.pluginmanager.register(plugin)
 
