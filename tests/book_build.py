@@ -3,10 +3,11 @@
 The browser tests check the built site, and the test command must also show that every chapter
 builds under the second CPU profile (``scripts/cpu_profile.py``). Both needs are met by one
 build: ``jupyter-book build . -W -n --keep-going --all`` under that profile, into
-``_build/second-profile/``. It starts in the background as soon as the session has collected a
-test that needs it, so it executes the chapters while the unit tests and nbval (which executes
-them under the default profile) run in the foreground, on the machine's other core; the
-tests that need the site wait for it.
+``_build/second-profile/``. It executes no chapter itself: nbval has run every chapter in the
+build's kernels (``tests/chapter_executions.py``), and once the last chapter is done the build
+renders those executions (``book/_ext/executed_chapters.py``). A chapter that failed under nbval
+is not built again: the build is recorded as failed, naming it. The tests that need the site
+wait for the build.
 
 A build is reused instead when it is newer than every source of the book and was made by an
 earlier test session (its outcome is recorded next to it, so a failed build stays failed).
@@ -20,6 +21,7 @@ waits for the build at the end of its tests too, so the others always find the r
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import json
 import os
 import re
@@ -31,6 +33,12 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
+from jupyter_cache import get_cache
+from jupyter_cache.base import CacheBundleIn
+
+from tests.chapter_executions import EXECUTIONS, chapter_record, executions_folder
+
 REPOSITORY = Path(__file__).resolve().parent.parent
 OUTPUT = REPOSITORY / "_build" / "second-profile"
 HTML = OUTPUT / "_build" / "html"
@@ -41,7 +49,23 @@ LOCK = OUTPUT / "build.lock"
 # The README's build flags; --all starts from a fresh environment, so every page is read again
 # and every warning is seen (an incremental build stays silent about pages that did not change).
 BUILD_FLAGS = ("-W", "-n", "--keep-going", "--all")
+# Hang guards only. The build renders executions and executes nothing: about a minute of one
+# core. The chapters the build waits for take about three minutes of the session's two workers
+# on an idle 2-core machine.
 TIMEOUT_S = 1800
+EXECUTIONS_TIMEOUT_S = 3600
+
+
+def book_extension(name: str):
+    """One of the book's Sphinx extensions (``book/_ext/<name>.py``), imported as a module."""
+    spec = importlib.util.spec_from_file_location(name, REPOSITORY / "book" / "_ext" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+EXECUTIONS_VARIABLE = book_extension("executed_chapters").EXECUTIONS_VARIABLE
+EXECUTED_BY_THE_BUILD = re.compile(r"^(\S+): Executing notebook", flags=re.M)
 
 
 @dataclass(frozen=True)
@@ -53,6 +77,7 @@ class BuiltSite:
     rebuilt: bool
     returncode: int
     failure: str = ""
+    executed_by_the_build: tuple[str, ...] = ()
 
 
 def second_profile() -> dict[str, str]:
@@ -133,10 +158,16 @@ class SessionBuild:
         self._lock = None
         self._process: subprocess.Popen | None = None
         self._waiter: threading.Thread | None = None
+        self._stop = threading.Event()
         self._result: BuiltSite | None = None
 
-    def start(self, session: str) -> None:
-        """Start the build in the background, unless a fresh one exists or a process of ``session`` has started it."""
+    def start(self, session: str, chapters: list[str]) -> None:
+        """Start the build once ``chapters`` are executed, unless a fresh one exists or a process of ``session`` started it.
+
+        The build is made in the background: a thread of this process waits until nbval has
+        left a record of every chapter in :func:`~tests.chapter_executions.executions_folder`,
+        then starts ``jupyter-book`` on those executions.
+        """
         if self._session:
             return
         self._session = session
@@ -151,34 +182,64 @@ class SessionBuild:
             lock.close()
             return
         self._lock = lock
+        for earlier in EXECUTIONS.glob("*"):
+            if earlier.name != session:
+                shutil.rmtree(earlier, ignore_errors=True)
+        self._waiter = threading.Thread(target=self._build_when_executed, args=(chapters,), daemon=True)
+        self._waiter.start()
+
+    def _build_when_executed(self, chapters: list[str]) -> None:
+        folder = executions_folder(self._session)
+        records = self._await_executions(folder, chapters)
+        if records is None:
+            self._record(1, "the session stopped before every chapter had run, so the book was not built", {})
+            return
+        unfinished = {chapter: record for chapter, record in records.items() if record["status"] != "passed"}
+        if unfinished:
+            named = "; ".join(f"{chapter} ({record['reason']})" for chapter, record in unfinished.items())
+            self._record(1, f"not built: these chapters did not pass under nbval, whose tests say why: {named}", {})
+            return
         executable = jupyter_book()
         if executable is None:
             self._record(127, "jupyter-book is not installed, so the book cannot be built", {})
             return
+        cache = get_cache(str(folder / "cache"))
+        for record in records.values():
+            bundle = CacheBundleIn(nbformat.reads(record["notebook"], as_version=4), record["source"],
+                                   data={"execution_seconds": record["seconds"]})
+            cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
         profile = second_profile()
-        log = LOG.open("w")
-        self._process = subprocess.Popen(
-            [executable, "build", str(REPOSITORY), *BUILD_FLAGS, "--path-output", str(OUTPUT)],
-            cwd=REPOSITORY, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env={**os.environ, **profile},
-            # A session of its own, so that it keeps its priority when the tests lower theirs
-            # (tests/conftest.py: the kernel shares CPU time out by session first).
-            start_new_session=True,
-        )
-        self._waiter = threading.Thread(target=self._await_build, args=(log, profile), daemon=True)
-        self._waiter.start()
+        with LOG.open("w") as log:
+            self._process = subprocess.Popen(
+                [executable, "build", str(REPOSITORY), *BUILD_FLAGS, "--path-output", str(OUTPUT)],
+                cwd=REPOSITORY, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env={**os.environ, **profile, EXECUTIONS_VARIABLE: str(folder / "cache")},
+            )
+            try:
+                returncode = self._process.wait(timeout=TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                returncode = self._process.wait()
+        text = LOG.read_text(errors="replace")
+        failure = describe_build_failure(text) if returncode else ""
+        self._record(returncode, failure, profile, executed_by_the_build=EXECUTED_BY_THE_BUILD.findall(text))
 
-    def _await_build(self, log, profile: dict[str, str]) -> None:
-        try:
-            returncode = self._process.wait(timeout=TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            returncode = self._process.wait()
-        log.close()
-        failure = describe_build_failure(LOG.read_text(errors="replace")) if returncode else ""
-        self._record(returncode, failure, profile)
+    def _await_executions(self, folder: Path, chapters: list[str]) -> dict[str, dict] | None:
+        """Every chapter's record, once all are written or one did not pass; ``None`` if the session stopped first."""
+        records: dict[str, dict] = {}
+        waited = 0.0
+        while waited < EXECUTIONS_TIMEOUT_S:
+            for chapter in chapters:
+                if chapter not in records and (record := chapter_record(folder, chapter)) is not None:
+                    records[chapter] = record
+            if len(records) == len(chapters) or any(r["status"] != "passed" for r in records.values()):
+                return records
+            if self._stop.wait(0.5):
+                return None
+            waited += 0.5
+        return None
 
-    def _record(self, returncode: int, failure: str, profile: dict[str, str]) -> None:
+    def _record(self, returncode: int, failure: str, profile: dict[str, str], **fields: object) -> None:
         """Write the build's outcome for this session, then let the session's other processes read it."""
         stamp = HTML / ".buildinfo"
         RECORD.write_text(json.dumps({
@@ -187,13 +248,14 @@ class SessionBuild:
             "failure": failure,
             "profile": profile,
             "session": self._session,
+            **fields,
         }))
         fcntl.flock(self._lock, fcntl.LOCK_UN)
         self._lock.close()
 
     def result(self) -> BuiltSite:
         """The build, waiting for it to finish (started at collection, :func:`tests.conftest.pytest_collection_finish`)."""
-        self.start(self._session or uuid.uuid4().hex)
+        self.start(self._session or uuid.uuid4().hex, [])
         if self._result is not None:
             return self._result
         if self._waiter is not None:
@@ -205,15 +267,18 @@ class SessionBuild:
         if record.get("session") != self._session:
             self._result = BuiltSite(HTML, EXECUTED, False, 1, "the process that built the book stopped before the build ended")
         else:
-            self._result = BuiltSite(HTML, EXECUTED, True, record["returncode"], record["failure"])
+            self._result = BuiltSite(HTML, EXECUTED, True, record["returncode"], record["failure"],
+                                     tuple(record.get("executed_by_the_build", ())))
         return self._result
 
     def finish(self, interrupted: bool) -> None:
         """At the end of this process's tests: wait for a build it started (other processes may need it), or end it if interrupted."""
-        if self._process is None:
+        if self._waiter is None:
             return
-        if interrupted and self._process.poll() is None:
-            self._process.kill()
+        if interrupted:
+            self._stop.set()
+            if self._process is not None and self._process.poll() is None:
+                self._process.kill()
         self._waiter.join()
 
 

@@ -2,17 +2,17 @@
 
 ``tests/_toc.yml`` is a link to the book's ``_toc.yml``, so the table of contents is the one
 list of chapters both the build and the tests use. Each MyST-markdown chapter that has code
-cells is converted with jupytext into ``_build/nbval/`` and handed to
-nbval, which executes every cell in a fresh kernel; a cell that raises fails its test. A
+cells is converted (by myst-nb's reader, as the build reads it) into ``_build/nbval/`` and
+handed to nbval, which executes every cell in a fresh kernel; a cell that raises fails its test. A
 chapter listed in the table of contents but missing on disk is a failing test too.
 
 Two more things every session shares live here: the book's build under the second CPU profile
-(``tests/book_build.py``), started in the background once the tests that need it are
-collected (by one of the session's two worker processes; the tests then run at a lower
-scheduling priority than the build, the longest task of the session, and nbval's kernels leave
-the drawing of figures to it), and the browser the Playwright tests drive: the system's Chromium
-found on PATH, never a browser downloaded by Playwright (the machines the book is tested on have
-no network).
+(``tests/book_build.py``), which in a session that has the tests of the built site renders the
+executions nbval made of the chapters (``tests/chapter_executions.py``: nbval's kernels are
+started as the build's, so every chapter executes once per session), and the browser the
+Playwright tests drive: the system's Chromium found on PATH, never a browser downloaded by
+Playwright (the machines the book is tested on have no network). Every process of a session
+runs at the priority it was started with: nothing waits on a process that has been demoted.
 """
 
 from __future__ import annotations
@@ -23,16 +23,23 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import jupytext
 import nbformat
 import pytest
 import yaml
+from hypothesis import settings
+from myst_nb.core.read import read_myst_markdown_notebook
 from nbval.plugin import IPyNbFile
 
-from covpo.plots.base import IMAGES_VARIABLE
-from tests.book_build import SESSION_BUILD
+from tests.book_build import SESSION_BUILD, second_profile
+from tests.chapter_executions import ChapterExecutions, executions_folder
 
 pytest_plugins = ("pytester",)
+
+# Property-based tests draw the same examples in every run, on every machine: a verdict must not
+# depend on which examples a run happened to draw (explicit settings of a test override only
+# what they name).
+settings.register_profile("same-examples-everywhere", derandomize=True, database=None)
+settings.load_profile("same-examples-everywhere")
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 CONVERTED = REPOSITORY / "_build" / "nbval"
@@ -54,9 +61,18 @@ def chapter_files(toc_path: Path) -> list[str]:
     return found
 
 
-def has_code(chapter: Path) -> bool:
-    """Whether a MyST-markdown chapter has code cells (and so must run as a notebook)."""
-    return any(cell.cell_type == "code" for cell in jupytext.read(chapter).cells)
+def read_chapter(chapter: Path) -> nbformat.NotebookNode:
+    """A MyST-markdown chapter as a notebook, read by myst-nb's own reader, as the book's build reads it.
+
+    The same reader makes the same code cells, so the build recognizes nbval's execution of a
+    chapter as its own (``tests/chapter_executions.py``).
+    """
+    return read_myst_markdown_notebook(chapter.read_text(), add_source_map=True, path=str(chapter))
+
+
+def has_code(notebook: nbformat.NotebookNode) -> bool:
+    """Whether a chapter has code cells (and so must run as a notebook)."""
+    return any(cell.cell_type == "code" for cell in notebook.cells)
 
 
 class MissingChapter(pytest.Item):
@@ -79,10 +95,11 @@ class BookChapters(pytest.File):
             if not source.exists():
                 yield MissingChapter.from_parent(self, name=entry)
                 continue
-            if not has_code(source):
+            notebook = read_chapter(source)
+            if not has_code(notebook):
                 continue
             target = CONVERTED / f"{Path(entry).name}.ipynb"
-            write_atomically(target, nbformat.writes(jupytext.read(source)))
+            write_atomically(target, nbformat.writes(notebook))
             yield IPyNbFile.from_parent(self, path=target)
 
 
@@ -105,10 +122,11 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
-# Tests that look at the built book: the build starts in the background once any is collected.
+# Tests that look at the built book: a session that collects any of them builds the book.
 NEEDS_THE_BUILD = ("test_browser.py",)
-# How much lower the test processes' scheduling priority is than the build's (a nice increment).
-TESTS_YIELD_TO_THE_BUILD = 10
+# The unit tests' second pass, under the second CPU profile: the longest unit-test file, so it
+# starts as soon as a worker is free of chapters.
+SECOND_PROFILE_PASS = "test_second_profile_units.py"
 BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
 # The flags the browser runs with: headless, and nothing that reaches for the network by itself
 # (component updates, sync, QUIC), so that a closed network cannot hang it.
@@ -139,9 +157,10 @@ def run_order(items: list[pytest.Item]) -> list[pytest.Item]:
 
     The two workers take whole files in this order (``--no-loadscope-reorder``). The chapters
     are the longest files, and the later ones run the larger studies (chapters 6 and 7 take
-    longest), so they start at once, while the session's build runs, and the short unit-test
-    files fill in behind them. The browser tests wait for the build, so they come when the
-    rest is done instead of holding a worker idle.
+    longest), so they start at once; the session's build waits for the last of them. The
+    unit tests fill in behind them while the build renders the site, the second-profile pass
+    first (the longest), and the browser tests, which need the build, come last instead of
+    holding a worker idle.
     """
     chapters = {chapter: position for position, chapter in enumerate(
         dict.fromkeys(item.parent for item in items if isinstance(item.parent, IPyNbFile)))}
@@ -149,7 +168,9 @@ def run_order(items: list[pytest.Item]) -> list[pytest.Item]:
     def place(item: pytest.Item) -> tuple[int, int]:
         if item.parent in chapters:
             return 0, -chapters[item.parent]
-        return (2 if item.path.name in NEEDS_THE_BUILD else 1), 0
+        if item.path.name in NEEDS_THE_BUILD:
+            return 3, 0
+        return (1 if item.path.name == SECOND_PROFILE_PASS else 2), 0
 
     return sorted(items, key=place)
 
@@ -162,80 +183,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if session.config.option.collectonly:
         return
     if any(item.path.name in NEEDS_THE_BUILD for item in session.items):
-        SESSION_BUILD.start(session_id(session.config))
-        # The build is the session's longest task: the tests (and the servers and browsers
-        # they start, which inherit this) give way to it.
-        os.nice(TESTS_YIELD_TO_THE_BUILD)
-        yield_to_the_build("self")
-        session.config.pluginmanager.get_plugin("covpo-kernels-defer").active = True
-
-
-def autogroup_nice(pid: int | str) -> str | None:
-    """The nice value of the scheduling group of process ``pid``, where Linux has one, else ``None``."""
-    try:
-        return Path(f"/proc/{pid}/autogroup").read_text().split()[-1]
-    except (OSError, IndexError):
-        return None
-
-
-def set_autogroup_nice(pid: int | str, nice: int | str) -> None:
-    """Set the nice value of the scheduling group of process ``pid``; nothing where there is none."""
-    try:
-        Path(f"/proc/{pid}/autogroup").write_text(str(nice))
-    except OSError:
-        pass
-
-
-def yield_to_the_build(pid: int | str) -> None:
-    """Lower the scheduling group of process ``pid`` by :data:`TESTS_YIELD_TO_THE_BUILD`.
-
-    Where Linux groups CPU time by session (``/proc/<pid>/autogroup``, on by default), a
-    process's nice value only orders it within its session, and every Jupyter kernel starts a
-    session of its own: the kernels nbval starts would take the CPU from the build's kernels
-    as equals, and the test processes from the build. Their groups' nice value, raised here,
-    makes them yield (the test session's own group is set back when the run ends).
-    """
-    set_autogroup_nice(pid, TESTS_YIELD_TO_THE_BUILD)
+        executions = session.config.pluginmanager.get_plugin("covpo-chapter-executions")
+        session_folder = executions_folder(session_id(session.config))
+        chapters = executions.activate(session_folder, second_profile(), session.items)
+        SESSION_BUILD.start(session_id(session.config), chapters)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if not hasattr(config, "workerinput"):
-        config._covpo_autogroup_nice = autogroup_nice("self")
-    config.pluginmanager.register(KernelsDeferToTheBuild(), "covpo-kernels-defer")
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    if (nice := getattr(config, "_covpo_autogroup_nice", None)) is not None:
-        set_autogroup_nice("self", nice)
-
-
-class KernelsDeferToTheBuild:
-    """Every kernel nbval starts gives way to the session's build of the book.
-
-    It starts with :data:`~covpo.plots.base.IMAGES_VARIABLE` at ``0``: the build draws every
-    figure of every chapter and the browser tests look at the drawn pages, so nbval's kernels run
-    every cell and every hidden assertion without drawing the figures a second time. The
-    variable is set only while nbval starts the kernel, which inherits it; the test process
-    itself, and the build, servers and browsers it starts, never see it. Once started, the
-    kernel's scheduling group is lowered (:func:`yield_to_the_build`).
-
-    A plugin rather than a hook of this file: the chapters' notebooks live under
-    ``_build/nbval/``, outside this folder, where this file's own hooks do not reach. Active
-    only in a session that builds the book.
-    """
-
-    active = False
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:
-        starts_a_kernel = isinstance(item.parent, IPyNbFile) and getattr(item.parent, "kernel", None) is None
-        if not (self.active and starts_a_kernel):
-            return (yield)
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv(IMAGES_VARIABLE, "0")
-            result = yield
-        yield_to_the_build(item.parent.kernel.km.provisioner.pid)
-        return result
+    config.pluginmanager.register(ChapterExecutions(), "covpo-chapter-executions")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -9,7 +9,7 @@ import jupytext
 import pytest
 import yaml
 
-from tests.conftest import REPOSITORY, chapter_files, has_code
+from tests.conftest import REPOSITORY, chapter_files, has_code, read_chapter
 
 TOC = REPOSITORY / "_toc.yml"
 
@@ -25,7 +25,7 @@ def test_chapters_are_myst_notebooks_without_paired_ipynb():
         path = REPOSITORY / f"{entry}.md"
         assert not path.with_suffix(".ipynb").exists(), f"{path.name} has a paired .ipynb, which breaks the build"
         notebook = jupytext.read(path)
-        if has_code(path):
+        if has_code(read_chapter(path)):
             assert notebook.metadata.get("kernelspec", {}).get("name") == "python3", f"{path.name} needs a python3 kernelspec"
             hidden = [c for c in notebook.cells if {"remove-cell", "hide-cell"} & set(c.metadata.get("tags", []))]
             assert hidden, f"{path.name} runs code but has no hidden assertion cells"
@@ -51,7 +51,7 @@ def test_toc_chapters_are_collected_by_the_test_run(request):
     if not covered & {REPOSITORY, REPOSITORY / "tests", REPOSITORY / "tests" / "_toc.yml"}:
         pytest.skip("this run was narrowed to files that do not include the chapters")
     collected = {item.path.stem for item in request.session.items if item.path.suffix == ".ipynb"}
-    executable = {Path(entry).name for entry in chapter_files(TOC) if has_code(REPOSITORY / f"{entry}.md")}
+    executable = {Path(entry).name for entry in chapter_files(TOC) if has_code(read_chapter(REPOSITORY / f"{entry}.md"))}
     assert executable, "the table of contents lists no executable chapter"
     assert executable <= collected, f"chapters not executed: {sorted(executable - collected)}"
 

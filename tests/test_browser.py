@@ -19,8 +19,9 @@ tests skip with the reason, except under ``CI=true``, where a missing browser fa
 README's test command installs Debian's ``chromium`` when it runs as root with apt-get).
 
 The site is the session's build of the book under the second CPU profile
-(``tests/book_build.py``): made once, in the background while the other tests run, with the
-README's flags and ``--all``, unless an earlier session's build is newer than every source.
+(``tests/book_build.py``): made once, with the README's flags and ``--all``, from the executions
+nbval made of every chapter in the build's kernels (``tests/chapter_executions.py``), unless an
+earlier session's build is newer than every source.
 The checks that need no browser (page sizes, no remote scripts, the API page) run whenever
 the build succeeded.
 """
@@ -313,12 +314,12 @@ def source_has_math(entry: str) -> bool:
 
 
 def expected_widgets(entry: str, executed: Path) -> int:
-    """How many widgets the chapter's executed notebook (in the build's ``executed`` folder) displayed."""
+    """How many widget stand-ins the chapter's executed notebook (in the build's ``executed`` folder) displayed."""
     notebook = executed / f"{entry}.ipynb"
     if not notebook.exists():
         return 0
     outputs = [o for cell in nbformat.read(notebook, as_version=4).cells for o in cell.get("outputs", [])]
-    return sum("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+    return sum('class="covpo-standin"' in o.get("data", {}).get("text/html", "") for o in outputs)
 
 
 def chapter_report(page_reports: dict[str, PageReport], entry: str) -> PageReport:
@@ -334,6 +335,15 @@ def chapter_report(page_reports: dict[str, PageReport], entry: str) -> PageRepor
 def test_book_build_is_clean(book_build: BuiltSite):
     assert book_build.returncode == 0, (
         f"jupyter-book build -W -n --keep-going --all under the second CPU profile failed ({LOG}): {book_build.failure}"
+    )
+
+
+def test_the_build_executed_no_chapter_of_its_own(book_build: BuiltSite):
+    # Every chapter ran once, under nbval, in kernels started as the build's: a chapter the
+    # build executes again (its code cells no longer match nbval's execution) costs the session
+    # that chapter's time twice.
+    assert not book_build.executed_by_the_build, (
+        f"the build executed {list(book_build.executed_by_the_build)} itself instead of rendering nbval's executions"
     )
 
 

@@ -55,10 +55,11 @@ def build_without_frames(factory, monkeypatch) -> tuple[object, CountedFrames, l
 
 
 @pytest.mark.parametrize("factory", WIDGET_FACTORIES)
-def test_widget_bundle_has_live_view_and_static_standin(factory, monkeypatch):
+def test_a_static_build_gets_the_standin_and_no_live_view(factory, monkeypatch):
     widget, counted, shown = build_without_frames(factory, monkeypatch)
     bundle = widget._repr_mimebundle_()
-    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert "application/vnd.jupyter.widget-view+json" not in bundle
+    assert shown == [], "a live figure was drawn where no live widget is shown"
     standin = bundle["text/html"]
     assert len(counted.grids) == 1
     assert len(json_frames(standin)) == int(np.prod([len(grid) for grid in counted.grids[0]]))
@@ -80,26 +81,26 @@ def test_a_live_kernel_gets_the_live_view_and_no_standin(factory, monkeypatch):
     assert counted.grids == [], "the stand-in's frames were rendered where no stand-in is shown"
 
 
-def test_the_books_build_asks_for_standins_and_images(monkeypatch):
+def test_the_books_build_asks_for_standins(monkeypatch):
     # Sphinx loads the book's local extension before any chapter executes; its kernels inherit
-    # the variables it sets.
+    # the variable it sets.
     import importlib.util
 
-    from covpo.plots.base import IMAGES_VARIABLE, images_requested
-
     monkeypatch.delenv(widgets.STANDINS_VARIABLE, raising=False)
-    monkeypatch.setenv(IMAGES_VARIABLE, "0")
     spec = importlib.util.spec_from_file_location("widget_standins", REPOSITORY / "book" / "_ext" / "widget_standins.py")
     extension = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(extension)
     extension.setup(None)
-    assert widgets.standins_requested() and images_requested()
+    assert widgets.standins_requested()
     assert "widget_standins" in yaml.safe_load((REPOSITORY / "_config.yml").read_text())["sphinx"]["local_extensions"]
 
 
 @pytest.mark.parametrize("factory", WIDGET_FACTORIES)
 def test_live_widget_redraws_when_a_control_moves(factory, monkeypatch):
-    widget, _, shown = build_without_frames(factory, monkeypatch)
+    shown = []
+    monkeypatch.delenv(widgets.STANDINS_VARIABLE, raising=False)
+    monkeypatch.setattr(widgets, "display", shown.append)
+    widget = factory()
     assert len(shown) == 1 and isinstance(shown[0], Figure), "the live widget draws its figure when shown"
     controls = widget.widget.children[0].children
     movable = [(c, s) for c, s in zip(controls, widget.sliders) if len(s.static_values) > 1]

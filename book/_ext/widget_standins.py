@@ -1,12 +1,10 @@
-"""The book's build asks every widget for its static stand-in, and every figure for its image.
+"""The book's build asks every widget for its static stand-in.
 
 A widget of the book (``covpo.plots.widgets``) renders the stand-in that a reader of the static
 site explores, a grid of precomputed frames, only when the environment variable its module names
 is ``1``: a live front end shows the live widget instead, so a chapter run in JupyterLab or
 Binder skips those frames. Sphinx loads this extension before any chapter executes; it sets the
-variable in the build's process, and the kernels that execute the chapters inherit it. It also
-makes sure that those kernels draw every figure (``covpo.plots.base.IMAGES_VARIABLE``, which the
-test command sets to ``0`` for the kernels in which nbval runs the chapters, never for the build).
+variable in the build's process, and the kernels that execute the chapters inherit it.
 """
 
 from __future__ import annotations
@@ -16,11 +14,9 @@ from typing import Any
 
 from sphinx.application import Sphinx
 
-from covpo.plots.base import IMAGES_VARIABLE
 from covpo.plots.widgets import STANDINS_VARIABLE
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
     os.environ[STANDINS_VARIABLE] = "1"
-    os.environ[IMAGES_VARIABLE] = "1"
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -13,16 +13,12 @@ parser, and so a parse cache, per renderer, so every figure would parse its ``$1
 labels afresh); it builds no ticks outside the view (:func:`~covpo.plots.style.locate_ticks_in_view`);
 and it writes an opaque figure as an RGB PNG (the same pixels as RGBA, a tenth smaller and
 quicker to encode).
-
-With the environment variable :data:`IMAGES_VARIABLE` set to ``0``, a figure shows itself as a
-line of text and is never drawn (:func:`images_requested`).
 """
 
 from __future__ import annotations
 
 import base64
 import io
-import os
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
@@ -39,9 +35,6 @@ from covpo.plots.style import (
 )
 
 apply_book_style()
-
-#: Environment variable; ``0`` makes figures show themselves as text, undrawn (:func:`images_requested`).
-IMAGES_VARIABLE = "COVPO_FIGURE_IMAGES"
 
 #: The mathtext parser (and parse cache) every :class:`BookCanvas` renderer uses.
 SHARED_MATHTEXT_PARSER = MathTextParser("path")
@@ -76,22 +69,10 @@ def figure_png(figure: Figure, dpi: int = SAVE_DPI) -> bytes:
     return png.getvalue()
 
 
-def images_requested() -> bool:
-    """Whether figures shown in this process are drawn: :data:`IMAGES_VARIABLE` is not ``0``.
-
-    The test command sets it to ``0`` for the kernels in which nbval runs the chapters: the
-    session's build of the book draws every figure, and its browser tests look at them, so the
-    kernels that check that the chapters run and their claims hold skip the drawing.
-    """
-    return os.environ.get(IMAGES_VARIABLE) != "0"
-
-
 class BookFigure(Figure):
     """A matplotlib figure with a PNG representation for notebooks, shown at its design size."""
 
     def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> tuple[dict, dict]:
-        if not images_requested():
-            return {"text/plain": f"<figure, not drawn: {IMAGES_VARIABLE}=0>"}, {}
         png = base64.b64encode(figure_png(self)).decode("ascii")
         return {"image/png": png}, {"image/png": display_size(self)}
 

@@ -2,21 +2,21 @@
 
 A widget is a figure function (keyword arguments in, matplotlib figure out) plus a list
 of :class:`Slider` specifications. :func:`explorable` turns the pair into one notebook
-output that carries two renderings:
+output, rendered for the front end that will show it:
 
-* ``application/vnd.jupyter.widget-view+json``: live ipywidgets sliders, shown by
-  JupyterLab, Binder and Thebe, redrawing the figure for any slider value;
-* ``text/html``: a stand-in for readers of the static site, where the figure has been
-  precomputed over a grid of slider values and range inputs (or, for a categorical
-  control, a select) switch between the frames. A control with a single precomputed value is
-  shown as a fixed setting, not as a control.
+* with a kernel (JupyterLab, Binder, Thebe): ``application/vnd.jupyter.widget-view+json``,
+  live ipywidgets sliders redrawing the figure for any slider value;
+* on the static site: ``text/html``, a stand-in where the figure has been precomputed over a
+  grid of slider values and range inputs (or, for a categorical control, a select) switch
+  between the frames. A control with a single precomputed value is shown as a fixed setting,
+  not as a control.
 
-The book's HTML build is configured to prefer the ``text/html`` rendering, so no frozen
-control ever reaches a static page. The stand-in is made only where it will be shown: when
-the environment variable :data:`STANDINS_VARIABLE` is ``1``, which the book's build sets for
-the kernels that execute its chapters (``book/_ext/widget_standins.py``). A live front end
-shows the live widget and never the stand-in, so a chapter run in JupyterLab, Binder or by
-nbval skips the stand-ins' frames (some widgets train a model per frame).
+The stand-in is made only where it will be shown: when the environment variable
+:data:`STANDINS_VARIABLE` is ``1``, which the book's build sets for the kernels that execute its
+chapters (``book/_ext/widget_standins.py``). Such a kernel makes no live widget, which no static
+page could show (its figure would be drawn for nothing); a live front end shows the live widget
+and never the stand-in, so a chapter run in JupyterLab or Binder skips the stand-ins' frames
+(some widgets train a model per frame). Either way no control on the page is frozen.
 """
 
 from __future__ import annotations
@@ -315,17 +315,18 @@ class Explorable:
         self.sliders = _check_widget(figure_function, sliders)
         _frame_grids(self.sliders)
         self.title = title
-        self.widget = live_widget(figure_function, self.sliders)
-        self.standin = (
-            static_standin_html(precompute_frames(figure_function, self.sliders), self.sliders, title)
-            if standins_requested()
-            else None
-        )
+        if standins_requested():
+            self.widget = None
+            self.standin = static_standin_html(precompute_frames(figure_function, self.sliders), self.sliders, title)
+        else:
+            self.widget = live_widget(figure_function, self.sliders)
+            self.standin = None
 
     def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict:
-        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
-        if self.standin is not None:
-            bundle["text/html"] = self.standin
+        if self.widget is None:
+            bundle = {"text/html": self.standin}
+        else:
+            bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
         bundle["text/plain"] = f"{self.title} (interactive widget)"
         return bundle
 
