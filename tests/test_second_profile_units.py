@@ -5,8 +5,10 @@ The chapters run under the second profile in every session that builds the book
 itself. A tolerance that holds on one CPU's kernels can fail on another's (a BFGS run that
 stops on precision loss at a point that depends on the rounding, for instance), so this test
 runs every unit-test file once more, in a pytest process of its own under
-``scripts/cpu_profile.py``'s profile. The files left out check files, servers and a browser
-rather than numbers, or need the session's build.
+``scripts/cpu_profile.py``'s profile. The files left out compute no numbers that a CPU could
+round differently: they check files, servers, a browser, the package's imports, Sphinx
+extensions, or that bad input raises (the fuzz suite: about a fifth of this pass's time); the
+profile's own test starts processes under the profile itself.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ PROFILE_INDEPENDENT = (
     "test_book_build.py",
     "test_book_structure.py",
     "test_chapter_executions.py",
+    "test_numref_targets.py",
+    "test_imports.py",
+    "test_fuzz.py",
+    "test_validation.py",
+    "test_cpu_profile.py",
     Path(__file__).name,
 )
 # A hang guard only: the pass takes about a minute and a half of one core on an idle machine.
