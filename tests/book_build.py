@@ -77,6 +77,7 @@ class BuiltSite:
     rebuilt: bool
     returncode: int
     failure: str = ""
+    handed: tuple[str, ...] = ()
     executed_by_the_build: tuple[str, ...] = ()
 
 
@@ -199,6 +200,9 @@ class SessionBuild:
             named = "; ".join(f"{chapter} ({record['reason']})" for chapter, record in unfinished.items())
             self._record(1, f"not built: these chapters did not pass under nbval, whose tests say why: {named}", {})
             return
+        if missing := [chapter for chapter in chapters if chapter not in records]:
+            self._record(1, f"not built: no execution of {missing} came within {EXECUTIONS_TIMEOUT_S} s (a hang?)", {})
+            return
         executable = jupyter_book()
         if executable is None:
             self._record(127, "jupyter-book is not installed, so the book cannot be built", {})
@@ -222,10 +226,14 @@ class SessionBuild:
                 returncode = self._process.wait()
         text = LOG.read_text(errors="replace")
         failure = describe_build_failure(text) if returncode else ""
-        self._record(returncode, failure, profile, executed_by_the_build=EXECUTED_BY_THE_BUILD.findall(text))
+        self._record(returncode, failure, profile, handed=chapters,
+                     executed_by_the_build=[Path(path).stem for path in EXECUTED_BY_THE_BUILD.findall(text)])
 
     def _await_executions(self, folder: Path, chapters: list[str]) -> dict[str, dict] | None:
-        """Every chapter's record, once all are written or one did not pass; ``None`` if the session stopped first."""
+        """Every chapter's record, once all are written or one did not pass; ``None`` if the session stopped first.
+
+        After :data:`EXECUTIONS_TIMEOUT_S` (a hang guard), the records written by then.
+        """
         records: dict[str, dict] = {}
         waited = 0.0
         while waited < EXECUTIONS_TIMEOUT_S:
@@ -237,7 +245,7 @@ class SessionBuild:
             if self._stop.wait(0.5):
                 return None
             waited += 0.5
-        return None
+        return records
 
     def _record(self, returncode: int, failure: str, profile: dict[str, str], **fields: object) -> None:
         """Write the build's outcome for this session, then let the session's other processes read it."""
@@ -268,7 +276,7 @@ class SessionBuild:
             self._result = BuiltSite(HTML, EXECUTED, False, 1, "the process that built the book stopped before the build ended")
         else:
             self._result = BuiltSite(HTML, EXECUTED, True, record["returncode"], record["failure"],
-                                     tuple(record.get("executed_by_the_build", ())))
+                                     tuple(record.get("handed", ())), tuple(record.get("executed_by_the_build", ())))
         return self._result
 
     def finish(self, interrupted: bool) -> None:

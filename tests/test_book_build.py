@@ -133,3 +133,13 @@ def test_one_process_of_a_session_builds_and_the_others_read_its_record(monkeypa
     stale._session = "another session"
     stale._waiter = None
     assert stale.result().returncode != 0, "a record of another session is not this session's build"
+
+
+def test_a_chapter_that_never_finishes_is_named_after_the_hang_guard(monkeypatch, tmp_path):
+    isolated_build(monkeypatch, tmp_path, {})
+    monkeypatch.setattr(book_build, "EXECUTIONS_TIMEOUT_S", 1)
+    session = book_build.SessionBuild()
+    leave_execution(tmp_path, "one session", "setting")
+    session.start("one session", ["setting", "ppo"])
+    built = session.result()
+    assert not RecordedBuild.launched and "no execution of ['ppo']" in built.failure
