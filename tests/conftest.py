@@ -153,11 +153,11 @@ def session_id(config: pytest.Config) -> str:
 
 
 def run_order(items: list[pytest.Item]) -> list[pytest.Item]:
-    """The order the files run in: chapters first, latest chapter first, the tests of the built site last.
+    """The order the files run in: chapters first, in the table of contents' reverse order, the tests of the built site last.
 
     The two workers take whole files in this order (``--no-loadscope-reorder``). The chapters
     are the longest files, and the later ones run the larger studies (chapters 6 and 7 take
-    longest), so they start at once; the session's build waits for the last of them. The
+    longest), so they start at once, behind only the short reference pages that follow them; the session's build waits for the last of them. The
     unit tests fill in behind them while the build renders the site, the second-profile pass
     first (the longest), and the browser tests, which need the build, come last instead of
     holding a worker idle.
