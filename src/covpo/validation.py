@@ -21,7 +21,12 @@ def _describe(value: object) -> str:
 
 
 def _real(name: str, value: object, requirement: str) -> float:
-    """``value`` as a float if it is a real number (not a bool, string, ``None`` or array), else raise naming ``name``."""
+    """``value`` as a float if it is a real number (not a bool, string, ``None`` or array), else raise naming ``name``.
+
+    A 0-d numpy array counts as the number it holds (``np.array(0.5)``, what numpy reductions return).
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ValueError(f"{name} must be {requirement}, got {value!r}")
     try:

@@ -76,14 +76,15 @@ def best_of_n_success(log_coverage: np.ndarray | float, n: np.ndarray | int) -> 
 def best_of_n_samples_needed(log_coverage: np.ndarray | float, delta: float) -> np.ndarray:
     """Smallest ``N`` with ``(1 - c)^N <= delta``: ``ceil(log(1/delta) / -log(1 - c))``.
 
-    It never exceeds the bound ``log(1/delta) / c`` of paper section 1.3.
+    It never exceeds the bound ``log(1/delta) / c`` of paper section 1.3 rounded up, and it is at least 1:
+    a coverage that rounds to 1 (``log c`` within about ``1e-16`` of 0) needs one draw.
     """
     delta = check_probability("delta", delta)
     log_c = _check_log_coverage(log_coverage)
-    per_sample = -np.log1p(-np.exp(log_c))
     with np.errstate(divide="ignore"):
+        per_sample = -np.log1p(-np.exp(log_c))
         needed = np.ceil(np.log(1.0 / delta) / per_sample)
-    return np.where(log_c == 0.0, 1.0, needed)
+    return np.maximum(needed, 1.0)
 
 
 def best_of_n_samples_bound(log_coverage: np.ndarray | float, delta: float) -> np.ndarray:
