@@ -117,6 +117,33 @@ def _float_array(name: str, value: object) -> np.ndarray:
     return array
 
 
+def check_theta(name: str, value: object, shape: tuple[int, ...]) -> np.ndarray:
+    """``value`` as finite policy parameters of exactly ``shape`` (``(d,)`` for softmax-linear), or raise naming ``name``.
+
+    The one check of a parameter vector ``theta`` (paper section 2.2) in the package: a starting
+    point, an iterate handed to an objective or gradient, or a policy class's parameters.
+    """
+    return check_shape(name, check_finite_array(name, value, ndim=len(shape)), tuple(shape))
+
+
+POLICY_CLASS_METHODS = ("log_policy", "batch_score_average", "population_score_sum")
+"""The methods of a policy class (:class:`covpo.policy_classes.PolicyClass`), besides its ``initial_params``."""
+
+
+def check_policy_class(name: str, value: object) -> object:
+    """``value`` if it has the members of a policy class (``initial_params`` and :data:`POLICY_CLASS_METHODS`), else raise.
+
+    The one check of a policy class in the package; ``None`` (the softmax-linear default) is
+    resolved by :func:`covpo.policy_classes.policy_class` before it gets here.
+    """
+    missing = [method for method in POLICY_CLASS_METHODS if not callable(getattr(value, method, None))]
+    if not hasattr(value, "initial_params"):
+        missing.insert(0, "initial_params")
+    if missing:
+        raise ValueError(f"{name} must be a PolicyClass (missing {', '.join(missing)}), got {value!r}")
+    return value
+
+
 def check_index_array(name: str, value: object, upper: int) -> np.ndarray:
     """Return ``value`` as an int64 array of indices in ``[0, upper)``, or raise naming ``name``."""
     array = _float_array(name, value)

@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
+from covpo.algorithms.outer_loop import InnerStepCallback, Subproblem, inner_step_observer
 from covpo.instances import BanditInstance
-from covpo.policies import base_log_policy, check_bandit, check_policy, sample_responses
+from covpo.policies import base_log_policy, check_bandit, check_policy, expected_reward, sample_responses
 from covpo.policies import log_coverage as policy_log_coverage
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_generator, check_probability
@@ -159,18 +160,38 @@ def best_of_n_size(instance: BanditInstance, delta: float) -> int:
     return int(np.max(needed))
 
 
-def best_of_n(instance: BanditInstance, *, delta: float) -> Trajectory:
-    """Best-of-N from ``pi_0`` as a two-record trajectory: the base model, then the Best-of-N policy at ``N`` responses.
+def check_best_of_n(*, delta: float) -> dict[str, object]:
+    """The hyperparameters of :func:`best_of_n` checked by its rules (its validator); the trajectory adds ``N``."""
+    return {"delta": check_probability("delta", delta)}
+
+
+def best_of_n(
+    instance: BanditInstance, *, delta: float, on_inner_step: InnerStepCallback | None = None
+) -> Trajectory:
+    """Best-of-N from ``pi_0`` (paper section 1.3) as a two-record trajectory: the base model, then the Best-of-N policy.
 
     ``N`` is :func:`best_of_n_size`; the second record's reward, log coverage and KL are those of
-    :func:`best_of_n_log_policy`, exactly. No gradient steps. The responses are per test prompt.
+    :func:`best_of_n_log_policy`, exactly. One iteration: ``N`` responses per test prompt in one
+    generation round, no gradient steps. ``on_inner_step``, an optional diagnostics callback,
+    sees the base model's table and the returned one as an
+    :class:`~covpo.algorithms.outer_loop.InnerStep` (the iterate is the table itself).
     """
     instance = check_bandit("instance", instance)
-    delta = check_probability("delta", delta)
-    n = best_of_n_size(instance, delta)
+    settings = check_best_of_n(delta=delta)
+    n = settings["n"] = best_of_n_size(instance, settings["delta"])
     log_base = base_log_policy(instance)
-    recorder = TrajectoryRecorder("Best-of-N", instance.optimal_value, {"delta": delta, "n": n})
+    recorder = TrajectoryRecorder("Best-of-N", instance.optimal_value, settings)
     recorder.record_policy(instance, log_base)
     recorder.count_responses(n)
-    recorder.record_policy(instance, best_of_n_log_policy(instance, log_base, n))
+
+    def subproblem() -> Subproblem:
+        return Subproblem(
+            lambda table: expected_reward(instance, table), update=lambda table: best_of_n_log_policy(instance, table, n)
+        )
+
+    observe = inner_step_observer(on_inner_step, instance, 0, recorder, subproblem, policy=None)
+    observe(0, log_base)
+    log_probs = best_of_n_log_policy(instance, log_base, n)
+    observe(1, log_probs)
+    recorder.record_policy(instance, log_probs)
     return recorder.finish()
