@@ -440,13 +440,13 @@ def _entries() -> tuple[EntryPoint, ...]:
         entry("experiments.sweeps.summarize_run", sweeps.summarize_run, lambda: {
             "method": method(), "instance": instance(), "eta": 0.5, "seed": (0, 1), "eps": 0.1}, seed="object"),
         entry("experiments.collapse.exact_collapse_run", engine.exact_collapse_run, lambda: {
-            "instance": c(), "eta": 4.0, "max_steps": 50, "n_records": 5}, instance="collapse"),
+            "instance": c(), "eta": 4.0, "n_iterations": 50, "n_records": 5}, instance="collapse"),
         entry("experiments.collapse.sampled_collapse_run", sampled.sampled_collapse_run, lambda: {
-            "instance": c(), "eta": 4.0, "n_steps": 10, "batch_size": 4, "rng": rng(), "n_records": 5},
+            "instance": c(), "eta": 4.0, "n_iterations": 10, "batch_size": 4, "rng": rng(), "n_records": 5},
               instance="collapse"),
         entry("experiments.collapse.exact_apmd_run", resets.exact_apmd_run, lambda: {
-            "instance": c(), "beta": 0.5, "inner_steps": 4, "eta": 4.0, "max_steps": 40, "n_records": 5},
-              instance="collapse"),
+            "instance": c(), "beta": 0.5, "inner_steps": 4, "eta": 4.0, "gradient_steps": 40, "n_records": 5},
+              instance="collapse", gradient_steps="count"),
         entry("experiments.collapse.learning_rate_sweep", collapse_sweeps.learning_rate_sweep, lambda: {
             "instance": c(), "etas": (1.0, 4.0), "n_steps": 20}, instance="collapse"),
         entry("experiments.collapse.landscape_grid", landscape.landscape_grid, lambda: {
