@@ -28,17 +28,14 @@ EXECUTED = re.compile(r"(?P<chapter>\S+\.md): Executed notebook in (?P<seconds>[
 def main() -> None:
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
     with tempfile.TemporaryDirectory() as output:
-        command = [str(jupyter_book), "build", str(REPOSITORY), "--path-output", output, "-W", "-n", "--keep-going", "--all"]
+        command = [str(jupyter_book), "build", str(REPOSITORY), "--path-output", output]
+        command += ["-W", "-n", "--keep-going", "--all"]
         if TINY:
             toc = Path(output) / "_toc.yml"
             toc.write_text(TINY_TOC)
             command += ["--toc", str(toc)]
         start = time.perf_counter()
-        result = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-        )
+        result = subprocess.run(command, capture_output=True, text=True)
         seconds = time.perf_counter() - start
     status = "ok" if result.returncode == 0 else f"FAILED (exit {result.returncode})"
     print(f"cold build with execution: {seconds:7.1f} s  (budget {BUILD_BUDGET_SECONDS:.0f} s, "
