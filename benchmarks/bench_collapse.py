@@ -1,6 +1,7 @@
 """Benchmark of the exact coverage-collapse engine, REINFORCE and APMD (paper sections 2.1 and 3.1).
 
-Run as ``python benchmarks/bench_collapse.py``. It prints, in one run:
+Run as ``python benchmarks/bench_collapse.py``; with ``COVPO_BENCHMARK_TINY=1`` every part runs at a
+tiny size (a check that the script still runs, its times meaningless). It prints, in one run:
 
 (a) the straightforward full-vector numpy loop against the reduced compiled engine on an
     instance with 10,000 zero-reward responses, same steps, and their speed ratio
@@ -24,11 +25,16 @@ import time
 import numpy as np
 from scipy.special import logsumexp
 
-from covpo.collapse import (
+from covpo.experiments.collapse import (
+    APMD_KNOB_GAPS,
     DEFAULT_APMD_BETA,
     DEFAULT_ETA,
     DEFAULT_INNER_STEPS,
+    ESCAPE_MAP_BETAS,
+    ESCAPE_MAP_GAPS,
+    ETA_GRID,
     FIGURE_GAP,
+    INNER_STEPS_GRID,
     REGULARIZED_GAPS,
     UNREGULARIZED_GAPS,
     apmd_steps_along_knob,
@@ -45,13 +51,16 @@ from covpo.collapse import (
     steps_to_eps_sweep,
 )
 
-FULL_VECTOR_ZEROS = 10_000
-FULL_VECTOR_STEPS = 20_000
-ENGINE_REPEATS = 3
-LONG_RUN_STEPS = 10_000_000
+TINY = os.environ.get("COVPO_BENCHMARK_TINY") == "1"
+FULL_VECTOR_ZEROS = 100 if TINY else 10_000
+FULL_VECTOR_STEPS = 200 if TINY else 20_000
+ENGINE_REPEATS = 1 if TINY else 3
+LONG_RUN_STEPS = 10_000 if TINY else 10_000_000
 CHAPTER_BETA_SWEEP_GAP = 0.03
-CHAPTER_BETAS = np.geomspace(1e-3, 1.0, 19)
-CHAPTER_BETA_SWEEP_STEPS = 3_000_000
+CHAPTER_BETAS = np.geomspace(1e-3, 1.0, 3 if TINY else 19)
+CHAPTER_BETA_SWEEP_STEPS = 10_000 if TINY else 3_000_000
+#: The sweeps' grids: the chapter's, or their first entries at the tiny size.
+SWEEP_ENTRIES = 2 if TINY else None
 
 
 def full_vector_reinforce(rewards: np.ndarray, base_logits: np.ndarray, eta: float, n_steps: int) -> np.ndarray:
@@ -73,7 +82,7 @@ def main() -> None:
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, numpy {np.__version__}")
 
     instance = collapse_instance(0.12, n_zero=FULL_VECTOR_ZEROS)
-    _, compile_seconds = timed(exact_collapse_run, instance, max_steps=10)
+    _, compile_seconds = timed(exact_collapse_run, instance, n_iterations=10)
     cache_hits = sum(engine._advance_exact_runs.stats.cache_hits.values())
 
     print(f"\n(a) full-vector numpy loop vs reduced engine, {FULL_VECTOR_ZEROS:,} zero-reward responses, "
@@ -82,7 +91,7 @@ def main() -> None:
     base_logits = np.concatenate([instance.base_logits[:2], np.full(FULL_VECTOR_ZEROS, instance.base_logits[2])])
     theta, numpy_seconds = timed(full_vector_reinforce, rewards, base_logits, DEFAULT_ETA, FULL_VECTOR_STEPS)
     run, engine_seconds = min(
-        (timed(exact_collapse_run, instance, max_steps=FULL_VECTOR_STEPS, n_records=20) for _ in range(ENGINE_REPEATS)),
+        (timed(exact_collapse_run, instance, n_iterations=FULL_VECTOR_STEPS, n_records=20) for _ in range(ENGINE_REPEATS)),
         key=lambda result: result[1],
     )
     difference = np.max(np.abs(run.final_logits - theta[[0, 1, 2]]))
@@ -95,14 +104,15 @@ def main() -> None:
     print(f"    first call (compile, or load from numba's cache: {'cache' if cache_hits else 'compiled'}) "
           f"{compile_seconds:7.3f} s")
     long_run, long_seconds = timed(
-        exact_collapse_run, collapse_instance(0.05), max_steps=LONG_RUN_STEPS, progress=False
+        exact_collapse_run, collapse_instance(0.05), n_iterations=LONG_RUN_STEPS, progress=False
     )
     print(f"    wall time       {long_seconds:9.3f} s   ({1e9 * long_seconds / LONG_RUN_STEPS:.0f} ns/step, "
           f"target < 2 s); min log10 coverage {long_run.trajectory.min_log10_coverage:.2f}")
 
     print("\n(c) the chapter's sweeps")
-    unregularized, unregularized_seconds = timed(steps_to_eps_sweep, UNREGULARIZED_GAPS, progress=False)
-    regularized, regularized_seconds = timed(steps_to_eps_sweep, REGULARIZED_GAPS, regularized=True, progress=False)
+    unregularized_gaps, regularized_gaps = UNREGULARIZED_GAPS[:SWEEP_ENTRIES], REGULARIZED_GAPS[:SWEEP_ENTRIES]
+    unregularized, unregularized_seconds = timed(steps_to_eps_sweep, unregularized_gaps, progress=False)
+    regularized, regularized_seconds = timed(steps_to_eps_sweep, regularized_gaps, regularized=True, progress=False)
     betas, beta_seconds = timed(
         beta_sweep,
         collapse_instance(CHAPTER_BETA_SWEEP_GAP),
@@ -114,8 +124,8 @@ def main() -> None:
         unregularized.steps_to_eps.sum() + regularized.steps_to_eps.sum() + betas.steps_to_eps.sum()
     )
     total_seconds = unregularized_seconds + regularized_seconds + beta_seconds
-    print(f"    unregularized sweep, {UNREGULARIZED_GAPS.size} gaps   {unregularized_seconds:7.3f} s")
-    print(f"    regularized sweep, {REGULARIZED_GAPS.size} gaps      {regularized_seconds:7.3f} s")
+    print(f"    unregularized sweep, {unregularized_gaps.size} gaps   {unregularized_seconds:7.3f} s")
+    print(f"    regularized sweep, {regularized_gaps.size} gaps      {regularized_seconds:7.3f} s")
     print(f"    beta sweep, {CHAPTER_BETAS.size} betas            {beta_seconds:7.3f} s")
     print(f"    all three                     {total_seconds:7.3f} s   ({total_steps:,} gradient steps, target < 20 s)")
 
@@ -123,20 +133,26 @@ def main() -> None:
     apmd_run, apmd_seconds = timed(
         exact_apmd_run,
         collapse_instance(0.05),
-        DEFAULT_APMD_BETA,
-        DEFAULT_INNER_STEPS,
-        max_steps=LONG_RUN_STEPS,
+        beta=DEFAULT_APMD_BETA,
+        inner_steps=DEFAULT_INNER_STEPS,
+        gradient_steps=LONG_RUN_STEPS,
         progress=False,
     )
     print(f"    {LONG_RUN_STEPS:,} steps  {apmd_seconds:9.3f} s   ({1e9 * apmd_seconds / LONG_RUN_STEPS:.0f} ns/step; "
           f"{apmd_run.trajectory.reference_resets[-1]:,} resets)")
-    knob, knob_seconds = timed(apmd_steps_along_knob, progress=False)
+    knob, knob_seconds = timed(apmd_steps_along_knob, APMD_KNOB_GAPS[:SWEEP_ENTRIES], progress=False)
     print(f"    knob sweep, {knob.gaps.size} gaps          {knob_seconds:7.3f} s   "
           f"({knob.steps_to_eps.sum():,} gradient steps)")
-    counts, counts_seconds = timed(inner_steps_sweep, collapse_instance(FIGURE_GAP), progress=False)
+    counts, counts_seconds = timed(
+        inner_steps_sweep,
+        collapse_instance(FIGURE_GAP),
+        INNER_STEPS_GRID[:SWEEP_ENTRIES],
+        ETA_GRID[:SWEEP_ENTRIES],
+        progress=False,
+    )
     print(f"    inner-step sweep, {counts.steps_to_eps.size} runs    {counts_seconds:7.3f} s   "
           f"({counts.steps_to_eps.sum():,} gradient steps)")
-    escape, escape_seconds = timed(beta_escape_map, progress=False)
+    escape, escape_seconds = timed(beta_escape_map, ESCAPE_MAP_GAPS[:SWEEP_ENTRIES], ESCAPE_MAP_BETAS[:SWEEP_ENTRIES], progress=False)
     print(f"    beta escape map, {escape.outcome.size} runs    {escape_seconds:7.3f} s   "
           f"({escape.steps_to_eps.sum():,} gradient steps, target < 8 s on 2 cores)")
     for name, function in (("Figure 1", figure_1_data), ("Figure 2a", figure_2a_data), ("Figure 3", figure_3_data)):

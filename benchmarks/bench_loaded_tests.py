@@ -13,12 +13,14 @@ count, the wall time, the pytest summary line and the ratio of the wall time to 
 count's. The verdict must be the same at every count: load may make the suite slower, never
 make it fail.
 
-By default the command is the test command's last step, ``.venv/bin/python -m pytest``, in this
-checkout (with its ``_build`` removed first, so that nothing is reused). With ``--clone`` the
-whole test command, as the README gives it, runs in a fresh clone of ``HEAD`` in a temporary
-folder (a new virtual environment included), as CI runs it. ``--tests`` passes other arguments
-to pytest instead of the whole suite (``--tests tests/test_table.py`` for a quick try of this
-script). It asserts nothing.
+By default the command is the test command's last step, ``python -m pytest`` with the Python
+that runs this script, in this checkout (with its ``_build`` removed first, so that nothing is
+reused). With ``--clone`` the whole test command, as the README gives it, runs in a fresh clone
+of ``HEAD`` in a temporary folder (a new virtual environment included), as CI runs it.
+``--tests`` passes other arguments to pytest instead of the whole suite (``--tests
+tests/test_table.py`` for a quick try of this script). With ``COVPO_BENCHMARK_TINY=1`` and no
+``--tests``, it runs one small test file, without xdist, beside 0 and 1 busy processes, and
+leaves ``_build`` in place (a check that the script still runs). It asserts nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 BUSY_LOOP = "while True:\n    pass"
+TINY = os.environ.get("COVPO_BENCHMARK_TINY") == "1"
+TINY_TESTS = ["-p", "no:cacheprovider", "-o", "addopts=", "tests/test_table.py"]
 SUMMARY = re.compile(r"^=*\s*(\d+ (?:passed|failed|error).*?)\s*=*$", flags=re.M)
 
 
@@ -58,9 +62,13 @@ def busy_processes(count: int) -> Iterator[None]:
             loop.wait()
 
 
-def run_test_command(checkout: Path, command: list[str] | str, busy: int) -> tuple[float, int, str]:
-    """Run ``command`` in ``checkout`` beside ``busy`` busy processes: wall seconds, exit status, pytest's summary."""
-    shutil.rmtree(checkout / "_build", ignore_errors=True)
+def run_test_command(checkout: Path, command: list[str] | str, busy: int, fresh: bool) -> tuple[float, int, str]:
+    """Run ``command`` in ``checkout`` beside ``busy`` busy processes: wall seconds, exit status, pytest's summary.
+
+    With ``fresh``, ``checkout``'s ``_build`` is removed first, so that no build is reused.
+    """
+    if fresh:
+        shutil.rmtree(checkout / "_build", ignore_errors=True)
     with busy_processes(busy):
         start = time.perf_counter()
         result = subprocess.run(command, cwd=checkout, shell=isinstance(command, str), capture_output=True, text=True,
@@ -72,10 +80,14 @@ def run_test_command(checkout: Path, command: list[str] | str, busy: int) -> tup
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--busy", type=int, nargs="+", default=[0, 1, 3], help="counts of busy processes, one run each")
+    parser.add_argument("--busy", type=int, nargs="+", default=[0, 1] if TINY else [0, 1, 3],
+                        help="counts of busy processes, one run each")
     parser.add_argument("--clone", action="store_true", help="run the whole README test command in a fresh clone of HEAD")
     parser.add_argument("--tests", nargs="+", help="pytest arguments instead of the whole suite")
     arguments = parser.parse_args()
+    tiny = TINY and not arguments.tests
+    if tiny:
+        arguments.tests = TINY_TESTS
     if any(count < 0 for count in arguments.busy):
         parser.error("--busy counts must be non-negative")
 
@@ -88,11 +100,11 @@ def main() -> None:
                 command += " " + " ".join(arguments.tests)
         else:
             checkout = REPOSITORY
-            command = [str(REPOSITORY / ".venv" / "bin" / "python"), "-m", "pytest", *(arguments.tests or [])]
+            command = [sys.executable, "-m", "pytest", *(arguments.tests or [])]
         print(f"{os.cpu_count()} CPUs; {'fresh clone, the whole README test command' if arguments.clone else 'this checkout, pytest'}")
         first = None
         for busy in arguments.busy:
-            seconds, status, summary = run_test_command(checkout, command, busy)
+            seconds, status, summary = run_test_command(checkout, command, busy, fresh=not tiny)
             first = first or seconds
             print(f"busy {busy}: {seconds:7.1f} s (ratio {seconds / first:4.2f})  exit {status}  {summary}", flush=True)
 

@@ -25,10 +25,10 @@ import numpy as np
 import covpo
 from covpo import batches, coverage_instances, families, instances, objectives, policies, policy_classes, trajectory
 from covpo import collapse_instance as collapse
-from covpo.algorithms import best_of_n, filtered_sft, grpo, kimipo, kimipo_norm, mirror_descent, npg
+from covpo.algorithms import best_of_n, filtered_sft, grpo, kimipo, mirror_descent, npg
 from covpo.algorithms import ppo_lite, ppo_noclip, rebel, reinforce
-from covpo.algorithms import squared_loss as squared
 from covpo.experiments import mirror_descent as md_experiments
+from covpo.experiments import population as squared
 from covpo.experiments import ppo as ppo_experiments
 from covpo.experiments import setting
 from covpo.experiments import squared_loss as squared_experiments
@@ -305,15 +305,15 @@ def _entries() -> tuple[EntryPoint, ...]:
             "advantages": grpo.group_advantages(grouped_batch().rewards.reshape(4, 3)),
             "log_reference": base_table(), "beta": 0.1}, advantages="theta", beta="nonnegative"),
         entry("kimipo.kimipo", kimipo.kimipo, lambda: {"instance": instance(), "rng": rng(), **RUNS["kimipo"]}),
-        entry("kimipo_norm.kimipo_norm", kimipo_norm.kimipo_norm,
-              lambda: {"instance": instance(), "rng": rng(), **RUNS["kimipo_norm"]}),
+        entry("kimipo.kimipo (normalizer baseline)", kimipo.kimipo,
+              lambda: {"instance": instance(), "rng": rng(), "baseline": "normalizer", **RUNS["kimipo_norm"]}),
         entry("rebel.rebel_onpolicy", rebel.rebel_onpolicy,
               lambda: {"instance": instance(), "rng": rng(), **RUNS["rebel_onpolicy"]}),
         entry("npg.fisher_information", npg.fisher_information, lambda: {"instance": instance(), "theta": theta()}),
         entry("npg.npg_direction", npg.npg_direction, lambda: {"instance": instance(), "theta": theta()}),
-        entry("squared_loss.rebel_gradient", squared.rebel_gradient,
+        entry("rebel.rebel_gradient", rebel.rebel_gradient,
               lambda: {"instance": instance(), "theta": theta(), "batch": paired_batch(), "beta": 1.0}),
-        entry("squared_loss.kimi_population_loss", squared.kimi_population_loss, lambda: {
+        entry("population.kimi_population_loss", squared.kimi_population_loss, lambda: {
             "instance": instance(), "theta": theta(), "log_reference": base_table(), "beta": 1.0,
             "baseline": np.zeros(3)}, baseline="theta"),
         entry("filtered_sft.filtered_sft_log_likelihood", filtered_sft.filtered_sft_log_likelihood, lambda: {
@@ -322,14 +322,14 @@ def _entries() -> tuple[EntryPoint, ...]:
               lambda: {"instance": instance(), "rng": rng(), **RUNS["filtered_sft"]}),
         entry("filtered_sft.filtered_sft_gradient", filtered_sft.filtered_sft_gradient, lambda: {
             "instance": instance(), "theta": theta(), "kept": np.eye(3, 5, dtype=bool)}),
-        entry("squared_loss.kimi_population_gradient", squared.kimi_population_gradient, lambda: {
+        entry("population.kimi_population_gradient", squared.kimi_population_gradient, lambda: {
             "instance": instance(), "theta": theta(), "log_reference": base_table(), "beta": 1.0,
             "baseline": np.zeros(3)}, baseline="theta"),
-        entry("squared_loss.rebel_population_loss", squared.rebel_population_loss, lambda: {
+        entry("population.rebel_population_loss", squared.rebel_population_loss, lambda: {
             "instance": instance(), "theta": theta(), "log_reference": base_table(), "beta": 1.0}),
-        entry("squared_loss.normalizer_baseline_bias_approximation", squared.normalizer_baseline_bias_approximation,
+        entry("population.normalizer_baseline_bias_approximation", squared.normalizer_baseline_bias_approximation,
               lambda: {"instance": instance(), "log_reference": base_table(), "beta": 1.0, "group_size": 4}),
-        entry("squared_loss.mean_baseline_moments", squared.mean_baseline_moments,
+        entry("population.mean_baseline_moments", squared.mean_baseline_moments,
               lambda: {"instance": instance(), "log_reference": base_table(), "extra_responses": 2}),
         # Best-of-N
         entry("best_of_n.best_of_n", best_of_n.best_of_n, lambda: {"instance": instance(), "delta": 0.1}),
@@ -440,13 +440,13 @@ def _entries() -> tuple[EntryPoint, ...]:
         entry("experiments.sweeps.summarize_run", sweeps.summarize_run, lambda: {
             "method": method(), "instance": instance(), "eta": 0.5, "seed": (0, 1), "eps": 0.1}, seed="object"),
         entry("experiments.collapse.exact_collapse_run", engine.exact_collapse_run, lambda: {
-            "instance": c(), "eta": 4.0, "max_steps": 50, "n_records": 5}, instance="collapse"),
+            "instance": c(), "eta": 4.0, "n_iterations": 50, "n_records": 5}, instance="collapse"),
         entry("experiments.collapse.sampled_collapse_run", sampled.sampled_collapse_run, lambda: {
-            "instance": c(), "eta": 4.0, "n_steps": 10, "batch_size": 4, "rng": rng(), "n_records": 5},
+            "instance": c(), "eta": 4.0, "n_iterations": 10, "batch_size": 4, "rng": rng(), "n_records": 5},
               instance="collapse"),
         entry("experiments.collapse.exact_apmd_run", resets.exact_apmd_run, lambda: {
-            "instance": c(), "beta": 0.5, "inner_steps": 4, "eta": 4.0, "max_steps": 40, "n_records": 5},
-              instance="collapse"),
+            "instance": c(), "beta": 0.5, "inner_steps": 4, "eta": 4.0, "gradient_steps": 40, "n_records": 5},
+              instance="collapse", gradient_steps="count"),
         entry("experiments.collapse.learning_rate_sweep", collapse_sweeps.learning_rate_sweep, lambda: {
             "instance": c(), "etas": (1.0, 4.0), "n_steps": 20}, instance="collapse"),
         entry("experiments.collapse.landscape_grid", landscape.landscape_grid, lambda: {

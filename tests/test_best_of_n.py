@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -87,3 +89,11 @@ def test_nan_or_probabilities_where_log_probabilities_are_expected_are_refused()
         with pytest.raises(ValueError, match="delta"):
             best_of_n_samples_needed(np.log(0.5), delta)
     assert np.isfinite(log_best_of_n_success(-1e4, 3))  # tiny coverages stay exact
+
+
+@pytest.mark.parametrize("log_coverage", [0.0, -1e-17, -1e-300])
+def test_a_coverage_that_rounds_to_one_needs_one_draw_without_a_warning(log_coverage):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert best_of_n_samples_needed(log_coverage, 0.1) == 1.0
+        assert best_of_n_samples_needed(np.array([log_coverage, np.log(0.5)]), 0.1).tolist() == [1.0, 4.0]

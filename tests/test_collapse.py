@@ -72,12 +72,12 @@ def test_collapse_instance_rejects_bad_arguments(arguments, name):
         ({"beta": 0.0}, "beta"),
         ({"beta": -1.0}, "beta"),
         ({"eps": -0.1}, "eps"),
-        ({"max_steps": 0}, "max_steps"),
+        ({"n_iterations": 0}, "n_iterations"),
         ({"instance": "not an instance"}, "instance"),
     ],
 )
 def test_exact_run_rejects_bad_arguments(arguments, name):
-    settings = {"instance": collapse_instance(0.2), "eta": 1.0, "max_steps": 10, **arguments}
+    settings = {"instance": collapse_instance(0.2), "eta": 1.0, "n_iterations": 10, **arguments}
     with pytest.raises(ValueError, match=name):
         exact_collapse_run(**settings)
 
@@ -93,9 +93,15 @@ def test_exact_run_rejects_bad_arguments(arguments, name):
         (lambda: beta_sweep(collapse_instance(0.2), [0.1, -0.1]), "betas"),
         (lambda: beta_sweep(collapse_instance(0.2), [0.1], collapse_factor=0.5), "collapse_factor"),
         (lambda: learning_rate_sweep(collapse_instance(0.2), [1.0, 0.0], 10), "etas"),
-        (lambda: exact_reinforce_many([collapse_instance(0.2)] * 2, [1.0], 10), "etas"),
+        (lambda: exact_reinforce_many([collapse_instance(0.2)] * 2, eta=[1.0], n_iterations=10), "eta"),
         (lambda: landscape_grid(collapse_instance(0.2), beta=0.0), "beta"),
-        (lambda: sampled_reinforce_over_seeds(collapse_instance(0.2), 1.0, 10, 4, n_seeds=0), "n_seeds"),
+        (lambda: sampled_reinforce_over_seeds(
+            collapse_instance(0.2),
+            eta=1.0,
+            n_iterations=10,
+            batch_size=4,
+            n_seeds=0,
+        ), "n_seeds"),
     ],
 )
 def test_sweeps_reject_bad_arguments(call, name):
@@ -127,7 +133,7 @@ def test_reduced_engine_matches_the_full_vector_step_for_step(n_zero, beta):
     instance = collapse_instance(0.15, n_zero=n_zero)
     n_steps = 300
     full = full_vector_logits(instance, eta=2.0, n_steps=n_steps, beta=beta)
-    run = exact_collapse_run(instance, eta=2.0, max_steps=n_steps, beta=beta, record_steps=np.arange(n_steps + 1))
+    run = exact_collapse_run(instance, eta=2.0, n_iterations=n_steps, beta=beta, record_steps=np.arange(n_steps + 1))
     np.testing.assert_array_equal(run.trajectory.gradient_steps, np.arange(n_steps + 1))
     np.testing.assert_allclose(run.logits[:, 0], full[:, 0], atol=1e-10)
     np.testing.assert_allclose(run.logits[:, 1], full[:, 1], atol=1e-10)
@@ -150,7 +156,7 @@ def test_engine_step_is_the_gradient_of_the_objective(beta):
         [(objective(theta + 1e-6 * e) - objective(theta - 1e-6 * e)) / 2e-6 for e in np.eye(bandit.dim)]
     )
     eta = 1e-3
-    run = exact_collapse_run(instance, eta=eta, max_steps=1, beta=beta)
+    run = exact_collapse_run(instance, eta=eta, n_iterations=1, beta=beta)
     reduced_step = (run.final_logits - instance.base_logits) / eta
     np.testing.assert_allclose(reduced_step, numeric[:3], atol=1e-8)
     np.testing.assert_allclose(numeric[2:], numeric[2], atol=1e-8)
@@ -162,9 +168,9 @@ def test_engine_step_is_the_gradient_of_the_objective(beta):
 def test_eps_stop_is_the_first_eps_optimal_step():
     instance = collapse_instance(0.3)
     eps = 0.15
-    every_step = exact_collapse_run(instance, eta=1.0, max_steps=300, record_steps=np.arange(301)).trajectory
+    every_step = exact_collapse_run(instance, eta=1.0, n_iterations=300, record_steps=np.arange(301)).trajectory
     first = every_step.steps_to_eps(eps)
-    stopped = exact_collapse_run(instance, eta=1.0, max_steps=300, eps=eps)
+    stopped = exact_collapse_run(instance, eta=1.0, n_iterations=300, eps=eps)
     assert stopped.reached_eps and stopped.steps_to_eps == first
     assert stopped.trajectory.suboptimality[-1] <= eps
     assert every_step.suboptimality[first - 1] > eps
@@ -172,14 +178,14 @@ def test_eps_stop_is_the_first_eps_optimal_step():
 
 def test_minimum_coverage_is_over_every_step_not_just_records():
     instance = collapse_instance(0.15)
-    every_step = exact_collapse_run(instance, max_steps=3000, record_steps=np.arange(3001)).trajectory
-    sparse = run_exact_reinforce(instance, max_steps=3000, n_records=5)
+    every_step = exact_collapse_run(instance, n_iterations=3000, record_steps=np.arange(3001)).trajectory
+    sparse = run_exact_reinforce(instance, n_iterations=3000, n_records=5)
     assert sparse.min_log10_coverage == pytest.approx(every_step.min_log10_coverage, abs=1e-12)
     assert sparse.n_records < 12
 
 
 def test_log_coverage_stays_exact_far_below_1e_minus_300():
-    trajectory = run_exact_reinforce(collapse_instance(0.05), eta=20_000.0, max_steps=50)
+    trajectory = run_exact_reinforce(collapse_instance(0.05), eta=20_000.0, n_iterations=50)
     assert np.all(np.isfinite(trajectory.log_coverage))
     assert trajectory.min_log10_coverage < -300
     assert trajectory.reward[-1] == pytest.approx(0.95, abs=1e-6)
@@ -188,9 +194,9 @@ def test_log_coverage_stays_exact_far_below_1e_minus_300():
 def test_many_runs_in_one_call_match_single_runs():
     instances = [collapse_instance(gap) for gap in (0.3, 0.2, 0.15)]
     etas, betas, eps_values = [4.0, 2.0, 4.0], [None, 0.05, None], [0.15, 0.1, 0.075]
-    summary = exact_reinforce_many(instances, etas, 100_000, betas=betas, eps=eps_values)
+    summary = exact_reinforce_many(instances, eta=etas, n_iterations=100_000, beta=betas, eps=eps_values)
     for i, (instance, eta, beta, eps) in enumerate(zip(instances, etas, betas, eps_values)):
-        single = exact_collapse_run(instance, eta=eta, max_steps=100_000, beta=beta, eps=eps)
+        single = exact_collapse_run(instance, eta=eta, n_iterations=100_000, beta=beta, eps=eps)
         assert summary.reached_eps[i] == single.reached_eps
         assert summary.steps[i] == single.trajectory.total_gradient_steps
         assert summary.min_log10_coverage[i] == pytest.approx(single.trajectory.min_log10_coverage, abs=1e-12)
@@ -199,9 +205,9 @@ def test_many_runs_in_one_call_match_single_runs():
 
 def test_results_do_not_depend_on_the_chunking(monkeypatch):
     instance = collapse_instance(0.15)
-    reference = exact_collapse_run(instance, max_steps=5000, eps=0.075)
+    reference = exact_collapse_run(instance, n_iterations=5000, eps=0.075)
     monkeypatch.setattr(collapse.engine, "CHUNK_STEPS", 7)
-    chunked = exact_collapse_run(instance, max_steps=5000, eps=0.075)
+    chunked = exact_collapse_run(instance, n_iterations=5000, eps=0.075)
     np.testing.assert_array_equal(chunked.trajectory.gradient_steps, reference.trajectory.gradient_steps)
     np.testing.assert_array_equal(chunked.logits, reference.logits)
 
@@ -212,7 +218,7 @@ def test_results_do_not_depend_on_the_chunking(monkeypatch):
 def test_reward_rises_at_every_step_while_coverage_collapses():
     instance = collapse_instance(0.12)
     n_steps = 20_000
-    run = exact_collapse_run(instance, eta=0.5, max_steps=n_steps, record_steps=np.arange(n_steps + 1))
+    run = exact_collapse_run(instance, eta=0.5, n_iterations=n_steps, record_steps=np.arange(n_steps + 1))
     trajectory = run.trajectory
     lowest = int(np.argmin(trajectory.log_coverage[:, 0]))
     assert trajectory.log10_coverage[lowest, 0] < np.log10(instance.base_coverage) - 1.0
@@ -284,7 +290,7 @@ def test_plane_coordinates_are_exact_and_invertible():
 
 def test_landscape_agrees_with_the_run_it_draws():
     instance = collapse_instance(0.15)
-    run = exact_collapse_run(instance, max_steps=5000, beta=0.05)
+    run = exact_collapse_run(instance, n_iterations=5000, beta=0.05)
     landscape = landscape_grid(instance, beta=0.05, run=run, n_points=21)
     expected = run.trajectory.reward - 0.05 * run.trajectory.kl_to_base
     np.testing.assert_allclose(landscape.path_objective, expected, atol=1e-12)
@@ -295,7 +301,7 @@ def test_landscape_agrees_with_the_run_it_draws():
 
 
 def test_simplex_path_masses_sum_to_one():
-    run = exact_collapse_run(collapse_instance(0.15), max_steps=2000)
+    run = exact_collapse_run(collapse_instance(0.15), n_iterations=2000)
     path = simplex_path(run)
     np.testing.assert_allclose(path.masses.sum(axis=1), 1.0, atol=1e-12)
     np.testing.assert_allclose(path.log10_masses[:, 0], run.trajectory.log10_coverage[:, 0])
@@ -306,8 +312,8 @@ def test_simplex_path_masses_sum_to_one():
 
 def test_sampled_run_is_reproducible_and_counts_responses():
     instance = collapse_instance(0.2)
-    first = sampled_collapse_run(instance, 2.0, 500, 8, np.random.default_rng(4))
-    second = sampled_collapse_run(instance, 2.0, 500, 8, np.random.default_rng(4))
+    first = sampled_collapse_run(instance, eta=2.0, n_iterations=500, batch_size=8, rng=np.random.default_rng(4))
+    second = sampled_collapse_run(instance, eta=2.0, n_iterations=500, batch_size=8, rng=np.random.default_rng(4))
     np.testing.assert_array_equal(first.reward, second.reward)
     np.testing.assert_array_equal(first.responses_sampled, 8 * first.gradient_steps)
     assert first.gradient_steps[-1] == 500
@@ -316,8 +322,9 @@ def test_sampled_run_is_reproducible_and_counts_responses():
 
 def test_sampled_run_records_its_lowest_coverage_whatever_the_record_count():
     instance = collapse_instance(0.12)
-    sparse = sampled_collapse_run(instance, 4.0, 5000, 16, np.random.default_rng(9), n_records=3)
-    dense = sampled_collapse_run(instance, 4.0, 5000, 16, np.random.default_rng(9), n_records=400)
+    settings = {"eta": 4.0, "n_iterations": 5000, "batch_size": 16}
+    sparse = sampled_collapse_run(instance, **settings, rng=np.random.default_rng(9), n_records=3)
+    dense = sampled_collapse_run(instance, **settings, rng=np.random.default_rng(9), n_records=400)
     assert sparse.min_log10_coverage == dense.min_log10_coverage
     assert sparse.min_log10_coverage < np.log10(instance.base_coverage) - 1.0
     assert sparse.gradient_steps[-1] == dense.gradient_steps[-1]
@@ -330,7 +337,14 @@ def test_sampled_engine_has_the_law_of_the_general_sampled_reinforce(beta):
     n_seeds, n_steps = 300, 4
     seeds = np.random.SeedSequence(11).spawn(2 * n_seeds)
     engine = [
-        sampled_collapse_run(instance, 2.0, n_steps, 4, np.random.default_rng(seed), beta=beta).reward[-1]
+        sampled_collapse_run(
+            instance,
+            eta=2.0,
+            n_iterations=n_steps,
+            batch_size=4,
+            rng=np.random.default_rng(seed),
+            beta=beta,
+        ).reward[-1]
         for seed in seeds[:n_seeds]
     ]
     general = [
@@ -346,11 +360,12 @@ def test_sampled_engine_has_the_law_of_the_general_sampled_reinforce(beta):
 
 
 def test_seed_sweep_reports_one_outcome_per_seed():
-    sweep = sampled_reinforce_over_seeds(collapse_instance(0.2), 4.0, 2000, 8, n_seeds=3, seed=5)
+    settings = {"eta": 4.0, "n_iterations": 2000, "batch_size": 8, "n_seeds": 3, "seed": 5}
+    sweep = sampled_reinforce_over_seeds(collapse_instance(0.2), **settings)
     assert len(sweep.trajectories) == 3
     assert sweep.steps_to_eps.shape == (3,)
     np.testing.assert_array_equal(sweep.responses_to_eps, 8 * sweep.steps_to_eps)
-    again = sampled_reinforce_over_seeds(collapse_instance(0.2), 4.0, 2000, 8, n_seeds=3, seed=5)
+    again = sampled_reinforce_over_seeds(collapse_instance(0.2), **settings)
     np.testing.assert_array_equal(sweep.min_log10_coverage, again.min_log10_coverage)
 
 
@@ -369,7 +384,7 @@ def test_sampled_run_rejects_bad_arguments(arguments, name):
     settings = {
         "instance": collapse_instance(0.2),
         "eta": 1.0,
-        "n_steps": 10,
+        "n_iterations": 10,
         "batch_size": 4,
         "rng": np.random.default_rng(0),
         **arguments,
@@ -413,10 +428,20 @@ def _bad_collapse_calls():
 
     instance = collapse.collapse_instance(0.1, n_zero=20)
     return [
-        (lambda: engine.exact_reinforce_many(None, 1.0, 10, progress=False), "instances"),
-        (lambda: engine.exact_reinforce_many(instance, 1.0, 10, progress=False), "instances"),
-        (lambda: engine.exact_collapse_run(instance, max_steps=10, record_steps="x", progress=False), "record_steps"),
-        (lambda: engine.exact_collapse_run(instance, max_steps=10, record_steps=[20], progress=False), "record_steps"),
+        (lambda: engine.exact_reinforce_many(None, eta=1.0, n_iterations=10, progress=False), "instances"),
+        (lambda: engine.exact_reinforce_many(instance, eta=1.0, n_iterations=10, progress=False), "instances"),
+        (lambda: engine.exact_collapse_run(
+            instance,
+            n_iterations=10,
+            record_steps="x",
+            progress=False,
+        ), "record_steps"),
+        (lambda: engine.exact_collapse_run(
+            instance,
+            n_iterations=10,
+            record_steps=[20],
+            progress=False,
+        ), "record_steps"),
         (lambda: landscape.landscape_grid(instance, run="x", n_points=3), "run"),
         (lambda: landscape.landscape_grid(instance, u=[], n_points=3), "u"),
         (lambda: paper_figures.figure_2a_data(rate_sweep_steps=(0, 0)), "rate_sweep_steps"),

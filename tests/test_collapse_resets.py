@@ -46,7 +46,9 @@ def test_apmd_engine_matches_the_general_apmd_step_for_step(n_zero, beta, inner_
     general = apmd(
         instance.to_bandit(), beta=beta, eta=eta, n_iterations=n_iterations, inner_steps=inner_steps, record_each_step=True
     )
-    run = exact_apmd_run(instance, beta, inner_steps, eta=eta, max_steps=n_steps, record_steps=np.arange(n_steps + 1))
+    run = exact_apmd_run(
+        instance, beta=beta, inner_steps=inner_steps, eta=eta, gradient_steps=n_steps, record_steps=np.arange(n_steps + 1)
+    )
     reduced = run.trajectory
     np.testing.assert_array_equal(reduced.gradient_steps, general.gradient_steps)
     np.testing.assert_array_equal(reduced.reference_resets, general.reference_resets)
@@ -61,30 +63,49 @@ def test_apmd_engine_matches_the_general_apmd_step_for_step(n_zero, beta, inner_
 
 def test_one_inner_step_is_reinforce_exactly():
     instance = collapse_instance(0.12)
-    reset_every_step = exact_apmd_run(instance, 0.5, 1, max_steps=20_000, eps=0.06)
-    reinforce = exact_collapse_run(instance, max_steps=20_000, eps=0.06)
+    reset_every_step = exact_apmd_run(instance, beta=0.5, inner_steps=1, gradient_steps=20_000, eps=0.06)
+    reinforce = exact_collapse_run(instance, n_iterations=20_000, eps=0.06)
     np.testing.assert_array_equal(reset_every_step.logits, reinforce.logits)
     assert reset_every_step.steps_to_eps == reinforce.steps_to_eps
 
 
 def test_apmd_results_do_not_depend_on_the_chunking(monkeypatch):
     instance = collapse_instance(0.05)
-    reference = exact_apmd_run(instance, 0.5, 5, max_steps=3000, record_steps=np.arange(0, 3001, 3))
+    reference = exact_apmd_run(
+        instance,
+        beta=0.5,
+        inner_steps=5,
+        gradient_steps=3000,
+        record_steps=np.arange(0, 3001, 3),
+    )
     monkeypatch.setattr(collapse.engine, "CHUNK_STEPS", 7)
-    chunked = exact_apmd_run(instance, 0.5, 5, max_steps=3000, record_steps=np.arange(0, 3001, 3))
+    chunked = exact_apmd_run(instance, beta=0.5, inner_steps=5, gradient_steps=3000, record_steps=np.arange(0, 3001, 3))
     np.testing.assert_array_equal(chunked.logits, reference.logits)
     np.testing.assert_array_equal(chunked.trajectory.reference_resets, reference.trajectory.reference_resets)
 
 
 def test_apmd_eps_stop_is_the_first_eps_optimal_step_and_many_runs_match_single_runs():
     instances = [collapse_instance(gap) for gap in (0.1, 0.05)]
-    every_step = exact_apmd_run(instances[1], 0.5, 8, max_steps=400, record_steps=np.arange(401)).trajectory
+    every_step = exact_apmd_run(
+        instances[1],
+        beta=0.5,
+        inner_steps=8,
+        gradient_steps=400,
+        record_steps=np.arange(401),
+    ).trajectory
     first = every_step.steps_to_eps(0.025)
-    stopped = exact_apmd_run(instances[1], 0.5, 8, max_steps=400, eps=0.025)
+    stopped = exact_apmd_run(instances[1], beta=0.5, inner_steps=8, gradient_steps=400, eps=0.025)
     assert stopped.reached_eps and stopped.steps_to_eps == first
     assert stopped.trajectory.reference_resets[-1] == -(-first // 8)
-    summary = exact_apmd_many(instances, [4.0, 4.0], 400, betas=[0.5, 0.5], inner_steps=[4, 8], eps=[0.05, 0.025])
-    single = exact_apmd_run(instances[0], 0.5, 4, max_steps=400, eps=0.05)
+    summary = exact_apmd_many(
+        instances,
+        eta=[4.0, 4.0],
+        gradient_steps=400,
+        beta=[0.5, 0.5],
+        inner_steps=[4, 8],
+        eps=[0.05, 0.025],
+    )
+    single = exact_apmd_run(instances[0], beta=0.5, inner_steps=4, gradient_steps=400, eps=0.05)
     assert list(summary.steps) == [single.steps_to_eps, first]
     np.testing.assert_array_equal(summary.final_logits[0], single.final_logits)
 
@@ -100,8 +121,8 @@ def test_mirror_descent_resets_to_eps_is_the_first_eps_optimal_iterate():
 
 def test_apmd_keeps_coverage_where_reinforce_collapses():
     instance = collapse_instance(0.05)
-    resets = exact_apmd_run(instance, 0.5, 8, max_steps=100_000, eps=0.025)
-    reinforce = exact_collapse_run(instance, max_steps=100_000, eps=0.025)
+    resets = exact_apmd_run(instance, beta=0.5, inner_steps=8, gradient_steps=100_000, eps=0.025)
+    reinforce = exact_collapse_run(instance, n_iterations=100_000, eps=0.025)
     assert resets.reached_eps and resets.steps_to_eps < 200
     assert resets.trajectory.min_log10_coverage >= np.log10(instance.base_coverage) - 1e-12
     assert reinforce.trajectory.min_log10_coverage < np.log10(instance.base_coverage) - 3.0
@@ -110,14 +131,19 @@ def test_apmd_keeps_coverage_where_reinforce_collapses():
 @pytest.mark.parametrize(
     ("call", "name"),
     [
-        (lambda: exact_apmd_run(collapse_instance(0.1), 0.0, 4), "beta"),
-        (lambda: exact_apmd_run(collapse_instance(0.1), 0.5, 0), "inner_steps"),
-        (lambda: exact_apmd_run(collapse_instance(0.1), 0.5, 2.5), "inner_steps"),
-        (lambda: exact_apmd_run(collapse_instance(0.1), 0.5, 4, eta=-1.0), "eta"),
-        (lambda: exact_apmd_run(collapse_instance(0.1), 0.5, 4, eps=-0.1), "eps"),
-        (lambda: exact_apmd_run("instance", 0.5, 4), "instance"),
-        (lambda: exact_apmd_many([collapse_instance(0.1)] * 2, 4.0, 10, inner_steps=[4]), "inner_steps"),
-        (lambda: exact_apmd_many([], 4.0, 10), "instances"),
+        (lambda: exact_apmd_run(collapse_instance(0.1), beta=0.0, inner_steps=4), "beta"),
+        (lambda: exact_apmd_run(collapse_instance(0.1), beta=0.5, inner_steps=0), "inner_steps"),
+        (lambda: exact_apmd_run(collapse_instance(0.1), beta=0.5, inner_steps=2.5), "inner_steps"),
+        (lambda: exact_apmd_run(collapse_instance(0.1), beta=0.5, inner_steps=4, eta=-1.0), "eta"),
+        (lambda: exact_apmd_run(collapse_instance(0.1), beta=0.5, inner_steps=4, eps=-0.1), "eps"),
+        (lambda: exact_apmd_run("instance", beta=0.5, inner_steps=4), "instance"),
+        (lambda: exact_apmd_many(
+            [collapse_instance(0.1)] * 2,
+            eta=4.0,
+            gradient_steps=10,
+            inner_steps=[4],
+        ), "inner_steps"),
+        (lambda: exact_apmd_many([], eta=4.0, gradient_steps=10), "instances"),
         (lambda: mirror_descent_resets_to_eps(collapse_instance(0.1), 0.5, 0.0), "eps"),
         (lambda: inner_steps_sweep(collapse_instance(0.1), inner_steps=[0]), "inner_steps"),
         (lambda: inner_steps_sweep(collapse_instance(0.1), etas=[]), "etas"),
@@ -155,7 +181,7 @@ def test_reset_functions_reject_bad_arguments(call, name):
 def test_inner_steps_sweep_finds_where_coverage_preservation_breaks():
     instance = collapse_instance(0.05)
     sweep = inner_steps_sweep(instance, inner_steps=[1, 2, 8], etas=[4.0], max_steps=50_000)
-    reinforce = exact_reinforce_many([instance], 4.0, 50_000, eps=0.025)
+    reinforce = exact_reinforce_many([instance], eta=4.0, n_iterations=50_000, eps=0.025)
     assert sweep.steps_to_eps.shape == (1, 3)
     assert sweep.steps_to_eps[0, 0] == reinforce.steps[0]
     assert sweep.min_log10_coverage[0, 0] == reinforce.min_log10_coverage[0]
@@ -203,7 +229,7 @@ def test_beta_escape_map_classifies_every_outcome():
 
 def test_landscape_toward_a_reference_is_the_subproblem_of_apmd():
     instance = collapse_instance(0.2, n_zero=6)
-    run = exact_apmd_run(instance, 0.5, 4, max_steps=12, record_steps=np.arange(13))
+    run = exact_apmd_run(instance, beta=0.5, inner_steps=4, gradient_steps=12, record_steps=np.arange(13))
     reference = run.logits[4]
     surface = landscape_grid(instance, 0.5, run, reference=reference, n_points=5)
     bandit = instance.to_bandit()
@@ -323,10 +349,21 @@ def test_figure_1_shows_three_regimes():
     assert data.eps < strong <= data.strong_bias_bound
     assert data.resets.trajectory.min_log10_coverage >= base - 1e-12
     first = data.resets.trajectory.steps_to_eps(data.eps)
-    exact = exact_apmd_many([data.instance], data.eta, 30_000, data.strong_beta, data.inner_steps, eps=data.eps)
+    exact = exact_apmd_many(
+        [data.instance],
+        eta=data.eta,
+        gradient_steps=30_000,
+        beta=data.strong_beta,
+        inner_steps=data.inner_steps,
+        eps=data.eps,
+    )
     assert first == exact.steps[0]
     assert data.weak.trajectory.steps_to_eps(data.eps) == exact_collapse_run(
-        data.instance, data.eta, 30_000, beta=data.weak_beta, eps=data.eps
+        data.instance,
+        eta=data.eta,
+        n_iterations=30_000,
+        beta=data.weak_beta,
+        eps=data.eps,
     ).steps_to_eps
     recorded = set(data.resets.trajectory.gradient_steps.tolist())
     assert set(range(0, first + 1, data.inner_steps)) <= recorded
@@ -365,11 +402,18 @@ def test_inner_kl_per_reset_is_the_general_apmds_inner_kl(beta, inner_steps, eta
     general = apmd(instance.to_bandit(), beta=beta, eta=eta, n_iterations=n_iterations, inner_steps=inner_steps)
     n_steps = n_iterations * inner_steps
     run = exact_apmd_run(
-        instance, beta, inner_steps, eta=eta, max_steps=n_steps, record_steps=np.arange(0, n_steps + 1, inner_steps)
+        instance, beta=beta, inner_steps=inner_steps, eta=eta, gradient_steps=n_steps,
+        record_steps=np.arange(0, n_steps + 1, inner_steps),
     )
     np.testing.assert_allclose(inner_kl_per_reset(run, beta, inner_steps), general.inner_kl, rtol=1e-7, atol=1e-13)
     with pytest.raises(ValueError, match="inner_steps"):
-        inner_kl_per_reset(exact_apmd_run(instance, beta, inner_steps, max_steps=n_steps, n_records=3), beta, inner_steps)
+        inner_kl_per_reset(exact_apmd_run(
+            instance,
+            beta=beta,
+            inner_steps=inner_steps,
+            gradient_steps=n_steps,
+            n_records=3,
+        ), beta, inner_steps)
 
 
 def test_inner_accuracy_sweep_ties_coverage_to_inner_accuracy():
@@ -380,7 +424,7 @@ def test_inner_accuracy_sweep_ties_coverage_to_inner_accuracy():
     assert np.all(np.diff(sweep.max_inner_kl[0]) < 0)
     assert sweep.max_inner_kl[0, ~sweep.preserved[0]].min() > sweep.max_inner_kl[0, sweep.preserved[0]].max()
     np.testing.assert_allclose(sweep.min_coverage_ratio[0, 2:], 1.0, atol=1e-12)
-    one_step = exact_reinforce_many([collapse_instance(0.05)], 4.0, 256)
+    one_step = exact_reinforce_many([collapse_instance(0.05)], eta=4.0, n_iterations=256)
     assert sweep.min_coverage_ratio[0, 0] == pytest.approx(
         10.0 ** (one_step.min_log10_coverage[0] - np.log10(sweep.base_coverage)), rel=1e-9
     )
@@ -393,10 +437,14 @@ def test_inner_accuracy_sweep_ties_coverage_to_inner_accuracy():
 @pytest.mark.parametrize(
     "call, name",
     [
-        (lambda: collapse.exact_apmd_many(None, 1.0, 16, progress=False), "instances"),
-        (lambda: collapse.exact_apmd_many([None], 1.0, 16, progress=False), "instances"),
-        (lambda: collapse.exact_apmd_run(collapse.collapse_instance(0.1, n_zero=20), max_steps=16,
-                                         record_steps=[-1], progress=False), "record_steps"),
+        (lambda: collapse.exact_apmd_many(None, eta=1.0, gradient_steps=16, progress=False), "instances"),
+        (lambda: collapse.exact_apmd_many([None], eta=1.0, gradient_steps=16, progress=False), "instances"),
+        (lambda: collapse.exact_apmd_run(
+            collapse.collapse_instance(0.1, n_zero=20),
+            gradient_steps=16,
+            record_steps=[-1],
+            progress=False,
+        ), "record_steps"),
         (lambda: inner_kl_per_reset(None, 0.5, 8), "run"),
         (lambda: collapse.fit_power([1.0], [1.0, 2.0]), "inverse_gaps"),
     ],

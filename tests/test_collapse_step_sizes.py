@@ -31,7 +31,12 @@ def test_learning_rate_grid_matches_single_runs_and_fits_each_rate():
     grid = learning_rate_grid(GAPS, etas, max_steps=200_000)
     assert grid.steps.shape == (3, 3) and np.all(grid.reached_eps)
     for k, eta in enumerate(etas):
-        single = exact_reinforce_many([collapse_instance(g) for g in GAPS], eta, 200_000, eps=list(GAPS / 2))
+        single = exact_reinforce_many(
+            [collapse_instance(g) for g in GAPS],
+            eta=eta,
+            n_iterations=200_000,
+            eps=list(GAPS / 2),
+        )
         np.testing.assert_array_equal(grid.steps[k], single.steps)
         np.testing.assert_array_equal(grid.min_log10_coverage[k], single.min_log10_coverage)
     np.testing.assert_array_equal(grid.in_smooth_range, [True, False, False])
@@ -58,7 +63,7 @@ def test_first_steps_are_the_records_of_an_exact_run():
     assert probe.masses.shape == (2, 5, 3)
     np.testing.assert_allclose(probe.masses.sum(axis=-1), 1.0)
     for k, eta in enumerate((0.8, 64.0)):
-        run = exact_collapse_run(instance, eta=eta, max_steps=4, record_steps=range(5))
+        run = exact_collapse_run(instance, eta=eta, n_iterations=4, record_steps=range(5))
         np.testing.assert_allclose(probe.masses[k], np.exp(run.class_log_probs), rtol=1e-12)
     np.testing.assert_allclose(probe.masses[:, 0], [[0.1, 0.2, 0.7]] * 2)
     # one huge step empties the zero block; a step inside the range barely moves it
@@ -103,7 +108,7 @@ def test_slide_profile_measures_the_law_up_to_the_lowest_coverage():
         (lambda: first_steps(collapse_instance(0.1), [1.0], 0), "n_steps"),
         (lambda: first_steps("instance", [1.0], 3), "instance"),
         (lambda: recovery_profile(collapse_instance(0.2), rise_decades=(-1.0,)), "rise_decades"),
-        (lambda: recovery_profile(collapse_instance(0.2), max_steps=10), "max_steps"),
+        (lambda: recovery_profile(collapse_instance(0.2), n_iterations=10), "n_iterations"),
         (lambda: slide_profile(collapse_instance(0.2), start_step=0), "start_step"),
         (lambda: slide_profile(collapse_instance(0.2), run="run"), "run"),
         (lambda: dense_collapse_run(collapse_instance(0.2), n_records=5), "n_records"),

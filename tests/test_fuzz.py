@@ -262,7 +262,7 @@ def test_count_arguments_reject_non_counts(algorithm: str, argument: str, value:
 @pytest.mark.parametrize("value", [math.nan, math.inf, "10", None, 1e308])
 def test_experiment_max_steps_rejects_non_counts(value: object) -> None:
     point = entry_point("experiments.collapse.exact_collapse_run")
-    raises_naming("max_steps", point.function, **{**point.arguments(), "max_steps": value})
+    raises_naming("n_iterations", point.function, **{**point.arguments(), "n_iterations": value})
 
 
 # Item 5: a wrong instance or generator is named, never an AttributeError.

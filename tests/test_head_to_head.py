@@ -52,7 +52,7 @@ def tiny_methods() -> tuple[Method, ...]:
     return (
         Method("APMD, exact targets", "apmd_exact", {"beta": 1.0, "n_iterations": 40}),
         Method("REINFORCE, exact gradient", "reinforce_exact", {"n_iterations": 300, "record_every": 10}, (4.0,)),
-        Method("Best-of-N", "best_of_n", {}),
+        Method("Best-of-N", "best_of_n", {"delta": EPS}),
         Method("PPO-NoClip", "ppo_noclip", ppo, (8.0,)),
         Method("PPO-Lite", "ppo_lite", ppo, (8.0,)),
         Method(
@@ -114,17 +114,16 @@ def test_best_of_n_cost_is_the_coverage_formula(tiny_result):
     assert np.all(tiny_result.final_suboptimality[row] <= EPS)
 
 
-def test_generation_rounds_follow_each_methods_schedule(tiny_result):
+def test_generation_rounds_follow_each_methods_schedule(tiny_result, collapse_one):
     # one fresh batch per REINFORCE step, one per outer iteration of a reset method (K steps each),
     # none for the exact methods; the table's rounds column is their median over the runs that reached eps
     for row, method in enumerate(tiny_result.methods):
         rounds, steps = tiny_result.rounds_to_eps[row], tiny_result.steps_to_eps[row]
-        if method.algorithm in ("apmd_exact", "reinforce_exact"):
-            assert np.all(rounds == 0)
-        elif method.algorithm in ("reinforce", "grpo_fixed", "npg"):
-            assert np.array_equal(rounds, steps), method.label
-        elif method.algorithm in ("ppo_noclip", "ppo_lite", "grpo_reset", "kimipo", "kimipo_norm", "rebel_onpolicy"):
-            assert np.array_equal(rounds * method.steps_per_iteration, steps), method.label
+        costs = method.iteration_costs(collapse_one)
+        if costs.generation_rounds == 0:
+            assert np.all(rounds == 0), method.label
+        elif costs.gradient_steps > 0:
+            assert np.array_equal(rounds * costs.gradient_steps, steps), method.label
         assert tiny_result.median_cost(row, "rounds") == pytest.approx(
             float(np.median(rounds[tiny_result.reached[row]])) if tiny_result.reached[row].any() else float("nan"),
             nan_ok=True,
@@ -270,7 +269,7 @@ def test_the_head_to_head_runs_chapter_4_and_5_methods_unchanged_but_for_the_bud
 def test_default_methods_share_the_family_budget():
     for family, budget in FAMILY_RESPONSE_BUDGET.items():
         for method in default_methods(family):
-            if method.responses_per_iteration:
+            if method.definition.samples:
                 assert budget - method.responses_per_iteration < method.response_budget <= budget, method.label
 
 
@@ -338,15 +337,17 @@ def test_best_of_n_coverage_is_exact_far_below_underflow():
     assert best_of_n_size(instance, 0.1) == math.ceil(math.log(10.0) / -math.log1p(-0.25))
 
 
-def test_exact_apmd_costs_iterations_and_best_of_n_takes_delta_from_eps(collapse_one):
+def test_exact_apmd_counts_a_step_per_iteration_and_best_of_n_its_n(collapse_one):
     method = Method("APMD", "apmd_exact", {"beta": 2.0, "n_iterations": 7})
     trajectory = head_to_head_run(method, collapse_one, None, np.random.default_rng(0), eps=EPS)
     np.testing.assert_array_equal(trajectory.gradient_steps, np.arange(8))
-    assert trajectory.total_responses == 0
-    best = head_to_head_run(Method("Best-of-N", "best_of_n", {}), collapse_one, None, None, eps=EPS)
-    assert best.total_responses == best_of_n_size(collapse_one, EPS)
-    chosen = head_to_head_run(Method("Best-of-N", "best_of_n", {"delta": 0.5}), collapse_one, None, None, eps=EPS)
-    assert chosen.total_responses == best_of_n_size(collapse_one, 0.5)
+    assert trajectory.total_responses == 0 and method.step_budget == 7
+    best = Method("Best-of-N", "best_of_n", {"delta": 0.5})
+    run = head_to_head_run(best, collapse_one, None, None, eps=EPS)
+    assert run.total_responses == best_of_n_size(collapse_one, 0.5) == best.iteration_costs(collapse_one).responses
+    assert run.total_generation_rounds == 1 == best.iteration_costs(collapse_one).generation_rounds
+    with pytest.raises(ValueError, match="delta"):
+        Method("Best-of-N", "best_of_n", {})
 
 
 STUDY_DIGEST = """
@@ -382,7 +383,7 @@ def _bad_head_to_head_calls():
     method = Method("R", "reinforce", {"batch_size": 4, "n_iterations": 2}, (1.0,))
     return [
         (lambda: h2h.is_exact(None), "method"),
-        (lambda: h2h.step_budget("x"), "method"),
+        (lambda: h2h.is_test_time("x"), "method"),
         (lambda: h2h.head_to_head_run(method, instance, 1.0, 0, eps=0.1), "rng"),
         (lambda: h2h.head_to_head_run(method, collapse_instance(0.1), 1.0, np.random.default_rng(0), eps=0.1), "instance"),
         (lambda: h2h.run_task(method, instance, 1.0, 0.1, (-1,)), "seed"),

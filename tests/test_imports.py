@@ -22,7 +22,7 @@ PACKAGE = SOURCE / "covpo"
 
 #: Modules of covpo.experiments that every chapter may use; every other child of
 #: covpo.experiments is one chapter's.
-SHARED_EXPERIMENTS = frozenset({"covpo.experiments.parallel", "covpo.experiments.sweeps"})
+SHARED_EXPERIMENTS = frozenset({"covpo.experiments.parallel", "covpo.experiments.population", "covpo.experiments.sweeps"})
 #: Chapter units another chapter may use: the collapse engine serves chapters 2 and 3.
 SHARED_BETWEEN_CHAPTERS = {"covpo.experiments.collapse": frozenset({"covpo.experiments.mirror_descent"})}
 

@@ -9,9 +9,11 @@ import joblib
 import numpy as np
 import pytest
 
+import covpo
 from covpo.algorithms.grpo import group_advantages, grpo_gradient
 from covpo.algorithms.mirror_descent import exact_mirror_descent
 from covpo.experiments.implications.noise import (
+    SQUARED_LOSS_STEP_SCALE,
     DEPTH_TOLERANCE,
     NoiseStudy,
     coverage_depth,
@@ -19,6 +21,7 @@ from covpo.experiments.implications.noise import (
     noise_methods,
     noise_study,
 )
+from covpo.experiments.population import kimi_population_gradient, mean_baseline_moments, rebel_population_gradient
 from covpo.objectives import reward_gradient
 from covpo.policies import base_log_policy, log_coverage
 from covpo.batches import draw_batch
@@ -181,3 +184,30 @@ def test_bad_input_raises_naming_the_argument(index):
     call, name = _bad_noise_calls()[index]
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize(("algorithm", "scale"), [("kimipo", 2.0), ("kimipo_norm", 2.0), ("rebel_onpolicy", 4.0)])
+def test_a_squared_loss_method_s_counterpart_is_apmd_at_its_scaled_step(algorithm, scale):
+    # the squared-loss step at theta_t is c beta eta grad J: KimiPO's 2 beta, Rebel's 4 beta
+    instance = collapse_family((10.0,))[0]
+    beta, eta = 0.7, 0.25  # 2 beta != 1, so the scaled step differs from eta
+    method = Method("squared", algorithm, {"beta": beta, "batch_size": 8, "inner_steps": 3, "n_iterations": 2}, (eta,))
+    expected = covpo.run("apmd", instance, beta=beta, eta=scale * beta * eta, n_iterations=2, inner_steps=3)
+    np.testing.assert_array_equal(exact_counterpart(method, instance).reward, expected.reward)
+
+
+def test_the_squared_loss_step_scales_are_the_losses_gradients_at_the_reference():
+    instance = small_instance()
+    log_base, beta = base_log_policy(instance), 0.7
+    gradient_j = reward_gradient(instance, instance.base_theta)
+    value = mean_baseline_moments(instance, log_base).mean
+    kimi = kimi_population_gradient(instance, instance.base_theta, log_base, beta, value)
+    rebel = rebel_population_gradient(instance, instance.base_theta, log_base, beta)
+    np.testing.assert_allclose(kimi, -SQUARED_LOSS_STEP_SCALE["kimipo"] * beta * gradient_j, atol=1e-12)
+    np.testing.assert_allclose(rebel, -SQUARED_LOSS_STEP_SCALE["rebel_onpolicy"] * beta * gradient_j, atol=1e-12)
+
+
+def test_grpo_scaled_by_its_groups_spread_has_no_exact_counterpart():
+    instance = collapse_family((10.0,))[0]
+    assert exact_counterpart(GRPO_FIXED.with_hyperparameters(scale_by_std=True, n_iterations=2), instance) is None
+    assert exact_counterpart(GRPO_RESET.with_hyperparameters(scale_by_std=True, n_iterations=2), instance) is None

@@ -18,7 +18,7 @@ from covpo.algorithms.npg import (
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_optimum, reward_gradient
 from covpo.policies import expected_kl, log_policy
-from covpo.algorithms.squared_loss import (
+from covpo.experiments.population import (
     kimi_population_gradient,
     kimi_population_hessian,
     mean_baseline_moments,

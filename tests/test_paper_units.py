@@ -29,7 +29,7 @@ def methods() -> tuple[Method, ...]:
         Method("PPO-NoClip", "ppo_noclip", ppo, (8.0,)),
         Method("REINFORCE", "reinforce", {"batch_size": 16, "n_iterations": 40}, (8.0,)),
         Method("APMD, exact targets", "apmd_exact", {"beta": 1.0, "n_iterations": 20}),
-        Method("Best-of-N", "best_of_n", {}),
+        Method("Best-of-N", "best_of_n", {"delta": EPS}),
     )
 
 

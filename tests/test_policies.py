@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy.special import log_softmax, logsumexp
 
 from covpo import run, tabular_instance
-from covpo.batches import ResponseBatch, unchecked_batch_score_average
+from covpo.batches import BatchTerms, ResponseBatch
 from covpo.families import collapse_family
 from covpo.instances import BanditInstance
 from covpo.policies import (
@@ -179,7 +179,7 @@ def test_log_coverage_is_finite_at_coverages_of_1e_minus_320_and_1e_minus_400():
 
 
 def test_batches_and_policy_classes_validate_under_the_callers_names():
-    from covpo.batches import ResponseBatch, batch_terms, draw_batch, prompt_kl, score_average
+    from covpo.batches import ResponseBatch, batch_terms, draw_batch, prompt_kl
     from covpo.policy_classes import SoftmaxLinear
 
     log_base = base_log_policy(TWO_PROMPTS)
@@ -192,10 +192,6 @@ def test_batches_and_policy_classes_validate_under_the_callers_names():
         prompt_kl(TWO_PROMPTS, log_base, log_base, [0, 5])
     with pytest.raises(ValueError, match="log_reference must"):
         prompt_kl(TWO_PROMPTS, log_base, np.array([[0.0, -np.inf]] * 2), [0, 1])
-    with pytest.raises(ValueError, match="coefficients must be finite"):
-        score_average(np.array([np.nan]), np.zeros((1, 4)))
-    with pytest.raises(ValueError, match="coefficients must hold at least one value"):
-        score_average(np.zeros(0), np.zeros((0, 4)))
     with pytest.raises(ValueError, match="log_sampling must be finite"):
         ResponseBatch(np.array([0]), np.array([1]), np.array([1.0]), np.array([np.nan]))
     with pytest.raises(ValueError, match="responses must have the shape of prompts"):
@@ -290,8 +286,8 @@ def test_tabular_score_average_equals_the_dense_one_to_rounding(n_prompts, n_res
         log_sampling=np.zeros(batch_size),
     )
     coefficients = rng.standard_normal(batch_size)
-    sparse = unchecked_batch_score_average(instance, batch, coefficients, log_probs)
-    dense = unchecked_batch_score_average(dense_copy(instance), batch, coefficients, log_probs)
+    sparse = BatchTerms(instance, batch, log_probs).score_average(coefficients)
+    dense = BatchTerms(dense_copy(instance), batch, log_probs).score_average(coefficients)
     scale = np.abs(coefficients).mean()
     assert np.allclose(sparse, dense, rtol=1e-12, atol=1e-14 * scale)
 

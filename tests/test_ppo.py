@@ -33,7 +33,7 @@ from covpo.algorithms.ppo_lite import (
 )
 from covpo.algorithms.ppo_noclip import ppo_noclip, ppo_noclip_gradient, ppo_noclip_objective
 from covpo.algorithms.ratios import RatioRecorder
-from covpo.algorithms.steps import InnerStep
+from covpo.algorithms.outer_loop import InnerStep
 from covpo.batches import ResponseBatch, draw_batch
 from tests.helpers import finite_difference, small_instance
 from tests.strategies import softmax_linear_instances

@@ -61,7 +61,11 @@ def test_exact_reinforce_on_the_full_instance_agrees_with_the_reduced_engine(bet
     n_steps = 60
     general = exact_reinforce(instance.to_bandit(), eta=2.0, n_iterations=n_steps, beta=0.0 if beta is None else beta)
     reduced = exact_collapse_run(
-        instance, eta=2.0, max_steps=n_steps, beta=beta, record_steps=np.arange(n_steps + 1)
+        instance,
+        eta=2.0,
+        n_iterations=n_steps,
+        beta=beta,
+        record_steps=np.arange(n_steps + 1),
     ).trajectory
     np.testing.assert_array_equal(general.gradient_steps, reduced.gradient_steps)
     np.testing.assert_allclose(general.reward, reduced.reward, atol=1e-10)

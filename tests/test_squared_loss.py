@@ -7,43 +7,42 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from covpo.algorithms.kimipo import kimipo
-from covpo.algorithms.kimipo_norm import kimipo_norm
-from covpo.algorithms.npg import fisher_information
-from covpo.algorithms.ratios import RatioRecorder
-from covpo.algorithms.rebel import rebel_onpolicy
-from covpo.batches import draw_batch
-from covpo.instances import BanditInstance, random_softmax_linear_instance
-from covpo.objectives import regularized_optimum
-from covpo.policies import expected_kl, log_coverage, log_policy, sample_responses
-from covpo.algorithms.squared_loss import (
+from covpo.algorithms.kimipo import (
     BaselineBatch,
     draw_baseline_batch,
     kimi_gradient,
     kimi_loss,
+    kimipo,
+    mean_baseline,
+    normalizer_baseline,
+)
+from covpo.algorithms.npg import fisher_information
+from covpo.algorithms.ratios import RatioRecorder
+from covpo.algorithms.rebel import rebel_gradient, rebel_loss, rebel_onpolicy
+from covpo.batches import draw_batch
+from covpo.experiments.population import (
     kimi_population_gradient,
     kimi_population_hessian,
     kimi_population_loss,
     kimi_population_minimizer,
-    mean_baseline,
     mean_baseline_bias,
     mean_baseline_bias_approximation,
     mean_baseline_moments,
     minimizer_check,
     mse_coverage_bound,
     normalizer,
-    normalizer_baseline,
     normalizer_baseline_bias,
     normalizer_baseline_bias_approximation,
     normalizer_baseline_moments,
-    rebel_gradient,
-    rebel_loss,
     rebel_population_gradient,
     rebel_population_hessian,
     rebel_population_loss,
     reference_fisher,
     regression_mse,
 )
+from covpo.instances import BanditInstance, random_softmax_linear_instance
+from covpo.objectives import regularized_optimum
+from covpo.policies import expected_kl, log_coverage, log_policy, sample_responses
 from tests.helpers import finite_difference, nonlinear_instance, small_instance
 from tests.strategies import instances_with_theta
 
@@ -635,3 +634,8 @@ def test_mse_criterion_functions_reject_bad_arguments():
         regression_mse(instance, log_reference, np.zeros((5, 7)), 1.0)
     with pytest.raises(ValueError, match="log_reference"):
         mse_coverage_bound(instance, np.zeros((5, 7)), log_reference, 1.0)
+
+
+def kimipo_norm(instance: BanditInstance, **hyperparameters: object):
+    """KimiPO-Norm as the registry runs it: :func:`kimipo` with the normalizer baseline."""
+    return kimipo(instance, baseline="normalizer", **hyperparameters)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import covpo
 from covpo import BanditInstance, random_softmax_linear_instance, tabular_instance
 from covpo.algorithms.best_of_n import best_of_n_samples_needed, best_of_n_success
 from covpo.objectives import regularized_objective
@@ -145,3 +146,16 @@ def test_coverage_instances_validate_under_the_callers_names():
         dialled_coverage_instance(1, 3, 4, 2, 5.0)
     with pytest.raises(ValueError, match="target_coverage must be > 1"):
         dialled_coverage_instance(np.random.default_rng(0), 3, 4, 2, 0.5)
+
+
+def test_zero_dimensional_arrays_count_as_the_numbers_they_hold():
+    from covpo.validation import check_count, check_positive
+
+    assert check_positive("eta", np.array(0.5)) == 0.5 and check_count("n_iterations", np.array(2)) == 2
+    instance = random_softmax_linear_instance(np.random.default_rng(0), 3, 5, 3)
+    by_array = covpo.run("reinforce_exact", instance, eta=np.array(0.5), n_iterations=np.array(2))
+    by_number = covpo.run("reinforce_exact", instance, eta=0.5, n_iterations=2)
+    assert np.array_equal(by_array.reward, by_number.reward)
+    for bad in (np.array(True), np.array("0.5"), np.array([0.5])):
+        with pytest.raises(ValueError, match="eta"):
+            check_positive("eta", bad)

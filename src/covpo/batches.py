@@ -17,7 +17,6 @@ from covpo.instances import BanditInstance
 from covpo.policies import (
     check_bandit,
     check_policy,
-    check_theta,
     feature_sums,
     unchecked_kl_per_prompt,
     unchecked_log_policy,
@@ -31,6 +30,7 @@ from covpo.validation import (
     check_generator,
     check_index_array,
     check_instance,
+    check_theta,
 )
 
 
@@ -180,8 +180,8 @@ class BatchTerms:
     def score_average(self, coefficients: np.ndarray) -> np.ndarray:
         """``mean_i c_i grad log pi_theta(y_i|x_i)`` for coefficients of the batch's shape (paper section 2.2).
 
-        On dense features the scores are formed once and averaged (:func:`score_average`). On
-        tabular features (:attr:`~covpo.instances.BanditInstance.one_hot_columns`) they never
+        The package's one score average: every batch gradient of the softmax-linear class is
+        formed here. On dense features the scores are formed once and averaged. On tabular features (:attr:`~covpo.instances.BanditInstance.one_hot_columns`) they never
         are: ``sum_i c_i phi(x_i, y_i)`` scatters each coefficient onto its pair's coordinate,
         and ``sum_i c_i phibar(x_i)`` scatters ``pi(.|x)``, times the coefficients' total on
         prompt ``x``, onto that prompt's coordinates. That costs ``O(N + |X| |Y|)`` instead of
@@ -190,7 +190,10 @@ class BatchTerms:
         """
         columns = self.instance.one_hot_columns
         if columns is None:
-            return unchecked_score_average(coefficients, self.scores)
+            # np.tensordot(coefficients, scores, axes=coefficients.ndim) without its axis bookkeeping:
+            # the same reshapes and the same np.dot call, so the same bits.
+            size = coefficients.size
+            return np.dot(coefficients.reshape(1, size), self.scores.reshape(size, -1)).reshape(self.instance.dim) / size
         weights = np.ravel(coefficients)
         prompts = np.ravel(self.batch.prompts)
         sums = np.bincount(columns[prompts, np.ravel(self.batch.responses)], weights=weights, minlength=self.instance.dim)
@@ -202,44 +205,13 @@ class BatchTerms:
 def batch_terms(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch) -> BatchTerms:
     """Log-probabilities, log importance ratios and softmax-linear scores on ``batch`` (paper section 2.2)."""
     instance = check_bandit("instance", instance)
-    theta = check_theta("theta", instance, theta)
+    theta = check_theta("theta", theta, (instance.dim,))
     return unchecked_batch_terms(instance, theta, check_batch("batch", batch, instance))
 
 
 def unchecked_batch_terms(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch) -> BatchTerms:
     """:func:`batch_terms` for arguments the caller has already validated (the algorithms' inner loops)."""
     return BatchTerms(instance=instance, batch=batch, log_probs=unchecked_log_policy(instance, theta))
-
-
-def unchecked_batch_score_average(
-    instance: BanditInstance, batch: ResponseBatch, coefficients: np.ndarray, log_probs: np.ndarray
-) -> np.ndarray:
-    """``mean_i c_i (phi(x_i, y_i) - phibar(x_i))`` under ``exp(log_probs)``, for validated arrays (:meth:`BatchTerms.score_average`)."""
-    return BatchTerms(instance=instance, batch=batch, log_probs=log_probs).score_average(coefficients)
-
-
-def unchecked_score_average(coefficients: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """:func:`score_average` for arrays the caller has already validated under its own names."""
-    # np.tensordot(coefficients, scores, axes=coefficients.ndim) without its axis bookkeeping:
-    # the same reshapes and the same np.dot call, so the same bits.
-    size = coefficients.size
-    return np.dot(coefficients.reshape(1, size), scores.reshape(size, -1)).reshape(scores.shape[-1]) / size
-
-
-def score_average(coefficients: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """``mean_i a_i grad log pi_theta(y_i|x_i)``, the common form of every batch gradient here.
-
-    ``coefficients`` has the batch's shape and ``scores`` that shape plus the parameter dimension.
-    """
-    coefficients = check_finite_array("coefficients", coefficients)
-    scores = check_finite_array("scores", scores)
-    if coefficients.size == 0:
-        raise ValueError("coefficients must hold at least one value, got an empty array")
-    if scores.ndim != coefficients.ndim + 1 or scores.shape[: coefficients.ndim] != coefficients.shape:
-        raise ValueError(
-            f"scores must have shape {coefficients.shape} + (dim,) to match coefficients, got shape {scores.shape}"
-        )
-    return unchecked_score_average(coefficients, scores)
 
 
 def prompt_kl(

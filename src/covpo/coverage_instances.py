@@ -27,8 +27,8 @@ from scipy.optimize import brentq
 from scipy.special import logsumexp
 
 from covpo.instances import BanditInstance, random_softmax_linear_instance
-from covpo.policies import check_bandit, check_theta, unchecked_log_coverage, unchecked_log_policy
-from covpo.validation import check_count, check_generator, check_option, check_positive
+from covpo.policies import check_bandit, unchecked_log_coverage, unchecked_log_policy
+from covpo.validation import check_count, check_generator, check_option, check_positive, check_theta
 
 COVERAGE_STATISTICS = ("mean", "max")
 MAX_BRACKET_DOUBLINGS = 60
@@ -43,7 +43,7 @@ def log_coverage_coefficient(instance: BanditInstance, theta: np.ndarray, statis
     when a coverage underflows.
     """
     instance = check_bandit("instance", instance)
-    theta = check_theta("theta", instance, theta)
+    theta = check_theta("theta", theta, (instance.dim,))
     return _log_coverage_coefficient(instance, theta, check_option("statistic", statistic, COVERAGE_STATISTICS))
 
 

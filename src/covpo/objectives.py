@@ -13,11 +13,8 @@ from covpo.policies import (
     unchecked_expected_reward,
     unchecked_kl_per_prompt,
 )
-from covpo.policy_classes import PolicyClass, SoftmaxLinear
-from covpo.validation import check_finite_array, check_log_distribution, check_positive, check_shape
-
-POLICY_CLASS_MEMBERS = ("initial_params", "log_policy", "population_score_sum")
-
+from covpo.policy_classes import PolicyClass, policy_class
+from covpo.validation import check_finite_array, check_log_distribution, check_positive, check_shape, check_theta
 
 def regularized_objective(
     instance: BanditInstance, log_probs: np.ndarray, log_ref: np.ndarray, beta: float
@@ -28,22 +25,6 @@ def regularized_objective(
     log_ref = check_policy("log_ref", instance, log_ref)
     beta = check_positive("beta", beta)
     return unchecked_expected_reward(instance, log_probs) - beta * unchecked_expected_kl(instance, log_probs, log_ref)
-
-
-def _policy_class(instance: BanditInstance, policy: PolicyClass | None) -> PolicyClass:
-    """``policy``, or the paper's softmax-linear class over ``instance``'s features when ``None``."""
-    instance = check_bandit("instance", instance)
-    if policy is None:
-        return SoftmaxLinear(instance)
-    missing = [member for member in POLICY_CLASS_MEMBERS if not hasattr(policy, member)]
-    if missing:
-        raise ValueError(f"policy must be a PolicyClass (missing {', '.join(missing)}), got {type(policy).__name__}")
-    return policy
-
-
-def _check_theta(policy: PolicyClass, theta: object) -> np.ndarray:
-    """``theta`` as finite parameters of ``policy``'s shape, under the caller's name."""
-    return check_shape("theta", check_finite_array("theta", theta, ndim=1), np.shape(policy.initial_params))
 
 
 def _check_reference(log_ref: object, shape: tuple[int, ...]) -> np.ndarray:
@@ -58,8 +39,8 @@ def reward_gradient(instance: BanditInstance, theta: np.ndarray, *, policy: Poli
     ``policy`` is the policy class ``theta`` parametrizes (:mod:`covpo.policy_classes`);
     softmax-linear over ``instance``'s features by default, whose score is ``phi - phibar(x)``.
     """
-    policy = _policy_class(instance, policy)
-    theta = _check_theta(policy, theta)
+    policy = policy_class("policy", check_bandit("instance", instance), policy)
+    theta = check_theta("theta", theta, np.shape(policy.initial_params))
     return policy.population_score_sum(theta, instance.rewards, policy.log_policy(theta))
 
 
@@ -70,8 +51,8 @@ def kl_gradient(
 
     ``policy`` as in :func:`reward_gradient`; ``pi_ref`` needs full support.
     """
-    policy = _policy_class(instance, policy)
-    theta = _check_theta(policy, theta)
+    policy = policy_class("policy", check_bandit("instance", instance), policy)
+    theta = check_theta("theta", theta, np.shape(policy.initial_params))
     log_probs = policy.log_policy(theta)
     log_ref = _check_reference(log_ref, log_probs.shape)
     return policy.population_score_sum(theta, log_probs - log_ref, log_probs)
@@ -90,8 +71,8 @@ def regularized_gradient(
     ``policy`` as in :func:`reward_gradient`; ``pi_ref`` needs full support.
     """
     beta = check_positive("beta", beta)
-    policy = _policy_class(instance, policy)
-    theta = _check_theta(policy, theta)
+    policy = policy_class("policy", check_bandit("instance", instance), policy)
+    theta = check_theta("theta", theta, np.shape(policy.initial_params))
     log_probs = policy.log_policy(theta)
     log_ref = _check_reference(log_ref, log_probs.shape)
     with np.errstate(over="ignore"):

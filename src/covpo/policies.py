@@ -19,17 +19,13 @@ from covpo.validation import (
     check_instance,
     check_log_distribution,
     check_shape,
+    check_theta,
 )
 
 
 def check_bandit(name: str, instance: object) -> BanditInstance:
     """Return ``instance`` if it is a :class:`~covpo.instances.BanditInstance`, else raise naming ``name``."""
     return check_instance(name, instance, BanditInstance)
-
-
-def check_theta(name: str, instance: BanditInstance, theta: object) -> np.ndarray:
-    """``theta`` as finite softmax-linear parameters of shape ``(instance.dim,)``, or raise naming ``name``."""
-    return check_shape(name, check_finite_array(name, theta, ndim=1), (instance.dim,))
 
 
 def check_policy(name: str, instance: BanditInstance, log_probs: object) -> np.ndarray:
@@ -41,7 +37,7 @@ def check_policy(name: str, instance: BanditInstance, log_probs: object) -> np.n
 def logits(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
     """Unnormalized logits ``<theta, phi(x, y)>``, shape ``(n_prompts, n_responses)``."""
     instance = check_bandit("instance", instance)
-    return feature_products(instance, check_theta("theta", instance, theta))
+    return feature_products(instance, check_theta("theta", theta, (instance.dim,)))
 
 
 def feature_products(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
@@ -114,6 +110,22 @@ def logsumexp_rows(values: np.ndarray, keepdims: bool = False) -> np.ndarray:
     return result if keepdims else result[..., 0]
 
 
+def leave_one_out_baseline(values: np.ndarray) -> np.ndarray:
+    """The mean of the *other* entries along the last axis, ``(sum_k v_k - v_i) / (n - 1)`` (after paper section 2.1).
+
+    Subtracted from a sample's reward it leaves the policy-gradient estimate unbiased, because
+    it does not depend on that sample. The last axis is the batch (REINFORCE) or the group of
+    responses to one prompt (NPG, the sequence laboratory); it needs at least two entries.
+    """
+    values = check_finite_array("values", values)
+    if values.ndim == 0:
+        raise ValueError(f"values must have a last axis to average over, got {values!r}")
+    count = values.shape[-1]
+    if count < 2:
+        raise ValueError(f"values must have at least 2 entries on the last axis for a leave-one-out mean, got {count}")
+    return (values.sum(axis=-1, keepdims=True) - values) / (count - 1)
+
+
 def unchecked_log_policy(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
     """:func:`log_policy` for arguments the caller has already validated under its own names."""
     return log_softmax_rows(feature_products(instance, theta))
@@ -122,7 +134,7 @@ def unchecked_log_policy(instance: BanditInstance, theta: np.ndarray) -> np.ndar
 def log_policy(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
     """``log pi_theta(y|x) = <theta, phi(x,y)> - log sum_y' exp <theta, phi(x,y')>`` (paper section 2.2)."""
     instance = check_bandit("instance", instance)
-    return unchecked_log_policy(instance, check_theta("theta", instance, theta))
+    return unchecked_log_policy(instance, check_theta("theta", theta, (instance.dim,)))
 
 
 def unchecked_mean_features(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:

@@ -16,9 +16,10 @@ from typing import Protocol
 
 import numpy as np
 
-from covpo.batches import ResponseBatch, unchecked_batch_score_average
+from covpo.batches import BatchTerms, ResponseBatch
 from covpo.instances import BanditInstance
-from covpo.policies import check_bandit, check_theta, feature_sums, unchecked_log_policy
+from covpo.policies import check_bandit, feature_sums, unchecked_log_policy
+from covpo.validation import check_policy_class, check_theta
 
 
 class PolicyClass(Protocol):
@@ -67,7 +68,7 @@ class SoftmaxLinear:
 
     def log_policy(self, params: np.ndarray) -> np.ndarray:
         """``log pi_theta(y|x)`` (:func:`covpo.policies.log_policy`)."""
-        return unchecked_log_policy(self.instance, check_theta("params", self.instance, params))
+        return unchecked_log_policy(self.instance, check_theta("params", params, (self.instance.dim,)))
 
     def batch_score_average(
         self, params: np.ndarray, batch: ResponseBatch, coefficients: np.ndarray, log_probs: np.ndarray
@@ -78,7 +79,7 @@ class SoftmaxLinear:
         arguments, so nothing is checked here: a non-finite coefficient is a diverging run, and
         the step that follows raises ``FloatingPointError``.
         """
-        return unchecked_batch_score_average(self.instance, batch, coefficients, log_probs)
+        return BatchTerms(instance=self.instance, batch=batch, log_probs=log_probs).score_average(coefficients)
 
     def population_score_sum(self, params: np.ndarray, advantage: np.ndarray, log_probs: np.ndarray) -> np.ndarray:
         """``E_x E_{y~pi}[(A - E_pi A)(phi - phibar)]``, summed over the feature table.
@@ -89,3 +90,11 @@ class SoftmaxLinear:
         centered = advantage - np.sum(probs * advantage, axis=1, keepdims=True)
         weights = self.instance.prompt_probs[:, None] * probs * centered
         return feature_sums(self.instance, weights)
+
+
+def policy_class(name: str, instance: BanditInstance, policy: object) -> PolicyClass:
+    """``policy`` checked as a :class:`PolicyClass`, or the softmax-linear class over ``instance`` for ``None``.
+
+    The check is :func:`covpo.validation.check_policy_class`, the package's one for policy classes.
+    """
+    return SoftmaxLinear(instance) if policy is None else check_policy_class(name, policy)

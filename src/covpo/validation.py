@@ -21,7 +21,12 @@ def _describe(value: object) -> str:
 
 
 def _real(name: str, value: object, requirement: str) -> float:
-    """``value`` as a float if it is a real number (not a bool, string, ``None`` or array), else raise naming ``name``."""
+    """``value`` as a float if it is a real number (not a bool, string, ``None`` or array), else raise naming ``name``.
+
+    A 0-d numpy array counts as the number it holds (``np.array(0.5)``, what numpy reductions return).
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ValueError(f"{name} must be {requirement}, got {value!r}")
     try:
@@ -110,6 +115,33 @@ def _float_array(name: str, value: object) -> np.ndarray:
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be an array of numbers, got {value!r}") from None
     return array
+
+
+def check_theta(name: str, value: object, shape: tuple[int, ...]) -> np.ndarray:
+    """``value`` as finite policy parameters of exactly ``shape`` (``(d,)`` for softmax-linear), or raise naming ``name``.
+
+    The one check of a parameter vector ``theta`` (paper section 2.2) in the package: a starting
+    point, an iterate handed to an objective or gradient, or a policy class's parameters.
+    """
+    return check_shape(name, check_finite_array(name, value, ndim=len(shape)), tuple(shape))
+
+
+POLICY_CLASS_METHODS = ("log_policy", "batch_score_average", "population_score_sum")
+"""The methods of a policy class (:class:`covpo.policy_classes.PolicyClass`), besides its ``initial_params``."""
+
+
+def check_policy_class(name: str, value: object) -> object:
+    """``value`` if it has the members of a policy class (``initial_params`` and :data:`POLICY_CLASS_METHODS`), else raise.
+
+    The one check of a policy class in the package; ``None`` (the softmax-linear default) is
+    resolved by :func:`covpo.policy_classes.policy_class` before it gets here.
+    """
+    missing = [method for method in POLICY_CLASS_METHODS if not callable(getattr(value, method, None))]
+    if not hasattr(value, "initial_params"):
+        missing.insert(0, "initial_params")
+    if missing:
+        raise ValueError(f"{name} must be a PolicyClass (missing {', '.join(missing)}), got {value!r}")
+    return value
 
 
 def check_index_array(name: str, value: object, upper: int) -> np.ndarray:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
+from covpo.algorithms.outer_loop import InnerStepCallback, Subproblem, inner_step_observer
 from covpo.instances import BanditInstance
-from covpo.policies import base_log_policy, check_bandit, check_policy, sample_responses
+from covpo.policies import base_log_policy, check_bandit, check_policy, expected_reward, sample_responses
 from covpo.policies import log_coverage as policy_log_coverage
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import check_count, check_generator, check_probability
@@ -76,14 +77,15 @@ def best_of_n_success(log_coverage: np.ndarray | float, n: np.ndarray | int) -> 
 def best_of_n_samples_needed(log_coverage: np.ndarray | float, delta: float) -> np.ndarray:
     """Smallest ``N`` with ``(1 - c)^N <= delta``: ``ceil(log(1/delta) / -log(1 - c))``.
 
-    It never exceeds the bound ``log(1/delta) / c`` of paper section 1.3.
+    It never exceeds the bound ``log(1/delta) / c`` of paper section 1.3 rounded up, and it is at least 1:
+    a coverage that rounds to 1 (``log c`` within about ``1e-16`` of 0) needs one draw.
     """
     delta = check_probability("delta", delta)
     log_c = _check_log_coverage(log_coverage)
-    per_sample = -np.log1p(-np.exp(log_c))
     with np.errstate(divide="ignore"):
+        per_sample = -np.log1p(-np.exp(log_c))
         needed = np.ceil(np.log(1.0 / delta) / per_sample)
-    return np.where(log_c == 0.0, 1.0, needed)
+    return np.maximum(needed, 1.0)
 
 
 def best_of_n_samples_bound(log_coverage: np.ndarray | float, delta: float) -> np.ndarray:
@@ -158,18 +160,38 @@ def best_of_n_size(instance: BanditInstance, delta: float) -> int:
     return int(np.max(needed))
 
 
-def best_of_n(instance: BanditInstance, *, delta: float) -> Trajectory:
-    """Best-of-N from ``pi_0`` as a two-record trajectory: the base model, then the Best-of-N policy at ``N`` responses.
+def check_best_of_n(*, delta: float) -> dict[str, object]:
+    """The hyperparameters of :func:`best_of_n` checked by its rules (its validator); the trajectory adds ``N``."""
+    return {"delta": check_probability("delta", delta)}
+
+
+def best_of_n(
+    instance: BanditInstance, *, delta: float, on_inner_step: InnerStepCallback | None = None
+) -> Trajectory:
+    """Best-of-N from ``pi_0`` (paper section 1.3) as a two-record trajectory: the base model, then the Best-of-N policy.
 
     ``N`` is :func:`best_of_n_size`; the second record's reward, log coverage and KL are those of
-    :func:`best_of_n_log_policy`, exactly. No gradient steps. The responses are per test prompt.
+    :func:`best_of_n_log_policy`, exactly. One iteration: ``N`` responses per test prompt in one
+    generation round, no gradient steps. ``on_inner_step``, an optional diagnostics callback,
+    sees the base model's table and the returned one as an
+    :class:`~covpo.algorithms.outer_loop.InnerStep` (the iterate is the table itself).
     """
     instance = check_bandit("instance", instance)
-    delta = check_probability("delta", delta)
-    n = best_of_n_size(instance, delta)
+    settings = check_best_of_n(delta=delta)
+    n = settings["n"] = best_of_n_size(instance, settings["delta"])
     log_base = base_log_policy(instance)
-    recorder = TrajectoryRecorder("Best-of-N", instance.optimal_value, {"delta": delta, "n": n})
+    recorder = TrajectoryRecorder("Best-of-N", instance.optimal_value, settings)
     recorder.record_policy(instance, log_base)
     recorder.count_responses(n)
-    recorder.record_policy(instance, best_of_n_log_policy(instance, log_base, n))
+
+    def subproblem() -> Subproblem:
+        return Subproblem(
+            lambda table: expected_reward(instance, table), update=lambda table: best_of_n_log_policy(instance, table, n)
+        )
+
+    observe = inner_step_observer(on_inner_step, instance, 0, recorder, subproblem, policy=None)
+    observe(0, log_base)
+    log_probs = best_of_n_log_policy(instance, log_base, n)
+    observe(1, log_probs)
+    recorder.record_policy(instance, log_probs)
     return recorder.finish()

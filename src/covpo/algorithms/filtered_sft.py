@@ -1,4 +1,4 @@
-"""Supervised fine-tuning on reward-filtered base samples: a coverage-governed baseline (paper section 1.3).
+"""Supervised fine-tuning on reward-filtered base samples: a coverage-governed baseline (paper section 2.2).
 
 Rejection-sampling fine-tuning draws responses from the *base model* ``pi_0`` only, keeps per
 prompt the samples of the highest reward seen (:func:`filter_best`), and fits them by maximum
@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from covpo.algorithms.outer_loop import InnerStepCallback, Subproblem, inner_step_observer
 from covpo.algorithms.steps import ascent_step
-from covpo.batches import unchecked_draw_batch
+from covpo.batches import BatchTerms, ResponseBatch, unchecked_draw_batch
 from covpo.instances import BanditInstance
-from covpo.policies import base_log_policy, check_bandit, check_theta, log_policy, mean_features
+from covpo.policies import base_log_policy, check_bandit, log_policy, unchecked_log_policy
+from covpo.policy_classes import SoftmaxLinear
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import (
     check_count,
@@ -23,6 +25,7 @@ from covpo.validation import (
     check_index_array,
     check_positive,
     check_shape,
+    check_theta,
 )
 
 REWARD_TOLERANCE = 1e-12
@@ -38,7 +41,7 @@ def _check_kept(kept: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 def _check_arguments(instance: BanditInstance, theta: np.ndarray, kept: np.ndarray) -> tuple:
     instance = check_bandit("instance", instance)
-    return instance, check_theta("theta", instance, theta), _check_kept(kept, instance.rewards.shape)
+    return instance, check_theta("theta", theta, (instance.dim,)), _check_kept(kept, instance.rewards.shape)
 
 
 def filtered_sft_log_likelihood(instance: BanditInstance, theta: np.ndarray, kept: np.ndarray) -> float:
@@ -61,12 +64,15 @@ def filtered_sft_gradient(instance: BanditInstance, theta: np.ndarray, kept: np.
 
 
 def _gradient(instance: BanditInstance, theta: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """The gradient for validated arguments: the kept samples as one batch, each with coefficient 1."""
     total = float(kept.sum())
     if total == 0.0:
         return np.zeros(instance.dim)
-    weights = kept / total
-    phibar = mean_features(instance, log_policy(instance, theta))
-    return np.einsum("xy,xyd->d", weights, instance.features) - weights.sum(axis=1) @ phibar
+    counts = kept.astype(np.int64).ravel()
+    cells = np.repeat(np.arange(counts.size), counts)
+    prompts, responses = np.divmod(cells, instance.n_responses)
+    batch = ResponseBatch.unchecked(prompts, responses, instance.rewards[prompts, responses], np.zeros(cells.size))
+    return BatchTerms(instance, batch, unchecked_log_policy(instance, theta)).score_average(np.ones(cells.size))
 
 
 def filter_best(
@@ -102,6 +108,19 @@ def filter_best(
     return kept, new_best
 
 
+def check_filtered_sft(
+    *, eta: float, n_iterations: int, batch_size: int, group_size: int, inner_steps: int
+) -> dict[str, object]:
+    """The hyperparameters of :func:`filtered_sft` checked by its rules, as the trajectory stores them (its validator)."""
+    return {
+        "eta": check_positive("eta", eta),
+        "n_iterations": check_count("n_iterations", n_iterations),
+        "batch_size": check_count("batch_size", batch_size),
+        "group_size": check_count("group_size", group_size),
+        "inner_steps": check_count("inner_steps", inner_steps),
+    }
+
+
 def filtered_sft(
     instance: BanditInstance,
     *,
@@ -111,8 +130,9 @@ def filtered_sft(
     group_size: int,
     inner_steps: int,
     rng: np.random.Generator,
+    on_inner_step: InnerStepCallback | None = None,
 ) -> Trajectory:
-    """Supervised fine-tuning on reward-filtered base samples (rejection-sampling fine-tuning, after paper section 1.3).
+    """Supervised fine-tuning on reward-filtered base samples (rejection-sampling fine-tuning, after paper section 2.2).
 
     Each of the ``n_iterations`` rounds draws ``N = batch_size`` prompts with ``G = group_size``
     responses each from the base model ``pi_0`` (``N G`` responses counted), keeps per prompt
@@ -136,6 +156,10 @@ def filtered_sft(
         Gradient steps ``K`` per round, ``>= 1``.
     rng
         The generator every prompt and response is drawn from.
+    on_inner_step
+        Optional diagnostics callback, called with an
+        :class:`~covpo.algorithms.outer_loop.InnerStep` at every inner iterate ``k = 0, ..., K``;
+        its subproblem is the kept samples' mean log-likelihood.
 
     Raises
     ------
@@ -143,25 +167,39 @@ def filtered_sft(
         If a step leaves ``theta`` non-finite.
     """
     instance = check_bandit("instance", instance)
-    eta = check_positive("eta", eta)
-    n_iterations = check_count("n_iterations", n_iterations)
-    batch_size = check_count("batch_size", batch_size)
-    group_size = check_count("group_size", group_size)
-    inner_steps = check_count("inner_steps", inner_steps)
+    settings = check_filtered_sft(
+        eta=eta, n_iterations=n_iterations, batch_size=batch_size, group_size=group_size, inner_steps=inner_steps
+    )
+    eta, n_iterations, batch_size, group_size, inner_steps = (
+        settings[name] for name in ("eta", "n_iterations", "batch_size", "group_size", "inner_steps")
+    )
     check_generator("rng", rng)
-    settings = {"batch_size": batch_size, "group_size": group_size, "inner_steps": inner_steps, "eta": eta}
     recorder = TrajectoryRecorder("SFT on filtered samples", instance.optimal_value, settings)
     log_base = base_log_policy(instance)
     recorder.record_policy(instance, log_base)
     theta = np.array(instance.base_theta, dtype=float)
     kept = np.zeros(instance.rewards.shape)
     best_reward = np.full(instance.n_prompts, -np.inf)
+    policy = SoftmaxLinear(instance)
     for t in range(n_iterations):
         batch = unchecked_draw_batch(instance, log_base, batch_size, rng, group_size=group_size)
         recorder.count_responses(batch.size)
         kept, best_reward = filter_best(kept, best_reward, batch.prompts, batch.responses, batch.rewards)
+
+        def subproblem(kept: np.ndarray = kept) -> Subproblem:
+            return Subproblem(
+                lambda at: filtered_sft_log_likelihood(instance, at, kept),
+                lambda at: filtered_sft_gradient(instance, at, kept),
+                eta,
+            )
+
+        observe = inner_step_observer(
+            on_inner_step, instance, t, recorder, subproblem, policy=policy, batch=batch, log_sampling=log_base
+        )
         for k in range(inner_steps):
+            observe(k, theta)
             theta = ascent_step(theta, eta, _gradient(instance, theta, kept), t, k + 1)
             recorder.count_gradient_steps()
+        observe(inner_steps, theta)
         recorder.record_policy(instance, log_policy(instance, theta))
     return recorder.finish()

@@ -28,13 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from covpo.algorithms.steps import (
-    InnerStepCallback,
-    ascent_step,
-    check_step_stability,
-    feature_scale,
-    inner_step_observer,
-)
+from covpo.algorithms.outer_loop import InnerStepCallback, OuterLoop, Subproblem
+from covpo.algorithms.steps import check_step_stability, feature_scale
 from covpo.batches import (
     BatchTerms,
     ResponseBatch,
@@ -44,9 +39,8 @@ from covpo.batches import (
     unchecked_prompt_kl,
 )
 from covpo.instances import BanditInstance
-from covpo.objectives import unchecked_kl_to_regularized_optimum
-from covpo.policies import base_log_policy, check_bandit, check_policy, check_theta, unchecked_log_policy
-from covpo.trajectory import Trajectory, TrajectoryRecorder
+from covpo.policies import check_bandit, check_policy
+from covpo.trajectory import Trajectory
 from covpo.validation import (
     check_count,
     check_finite_array,
@@ -56,6 +50,7 @@ from covpo.validation import (
     check_positive,
     check_probability,
     check_shape,
+    check_theta,
 )
 
 KL_ESTIMATORS = ("exact", "k3")
@@ -183,7 +178,7 @@ def _check_parts(
 ) -> tuple:
     """The checked arguments of :func:`grpo_objective` and :func:`grpo_gradient`, in ``_grpo_parts``' order."""
     instance = check_bandit("instance", instance)
-    theta = check_theta("theta", instance, theta)
+    theta = check_theta("theta", theta, (instance.dim,))
     batch = check_batch("batch", batch, instance)
     log_reference = check_policy("log_reference", instance, log_reference)
     beta = check_nonnegative("beta", beta)
@@ -256,6 +251,33 @@ def grpo_gradient(
     return _grpo_parts(*arguments)[1]
 
 
+def check_grpo(
+    *, beta: float, eta: float, n_iterations: int, batch_size: int, group_size: int, inner_steps: int,
+    reference: str, clip_epsilon: float, clip_epsilon_high: float | None, kl: str, scale_by_std: bool, std_eps: float,
+) -> dict[str, object]:
+    """The hyperparameters of :func:`grpo` checked by its rules, as the trajectory stores them (its validator).
+
+    ``beta`` must be ``> 0`` with a reset reference (as for every method with resets), ``>= 0``
+    with a fixed one (0 drops the KL term).
+    """
+    reference = check_option("reference", reference, REFERENCES)
+    check_clip_epsilon(clip_epsilon, clip_epsilon_high)
+    return {
+        "beta": check_positive("beta", beta) if reference == "reset" else check_nonnegative("beta", beta),
+        "n_iterations": check_count("n_iterations", n_iterations),
+        "reference": reference,
+        "scale_by_std": bool(scale_by_std),
+        "batch_size": check_count("batch_size", batch_size),
+        "group_size": check_count("group_size", group_size, minimum=2),
+        "inner_steps": check_count("inner_steps", inner_steps),
+        "eta": check_positive("eta", eta),
+        "clip_epsilon": float(clip_epsilon),
+        "clip_epsilon_high": None if clip_epsilon_high is None else float(clip_epsilon_high),
+        "kl": check_option("kl", kl, KL_ESTIMATORS),
+        "std_eps": check_positive("std_eps", std_eps),
+    }
+
+
 def grpo(
     instance: BanditInstance,
     *,
@@ -319,7 +341,7 @@ def grpo(
         Record every gradient step's iterate instead of one record per outer iteration.
     on_inner_step
         Optional diagnostics callback, called with an
-        :class:`~covpo.algorithms.steps.InnerStep` at every inner iterate ``k = 0, ..., K``
+        :class:`~covpo.algorithms.outer_loop.InnerStep` at every inner iterate ``k = 0, ..., K``
         (e.g. :class:`~covpo.algorithms.ratios.RatioRecorder`); its clip mask is
         :func:`grpo_clip_mask`.
 
@@ -336,72 +358,51 @@ def grpo(
         weights), naming the outer iteration and inner step.
     """
     instance = check_bandit("instance", instance)
-    reference = check_option("reference", reference, REFERENCES)
-    beta = check_positive("beta", beta) if reference == "reset" else check_nonnegative("beta", beta)
-    n_iterations = check_count("n_iterations", n_iterations)
-    batch_size = check_count("batch_size", batch_size)
-    group_size = check_count("group_size", group_size, minimum=2)
-    inner_steps = check_count("inner_steps", inner_steps)
-    eta = check_positive("eta", eta)
+    settings = check_grpo(
+        beta=beta, eta=eta, n_iterations=n_iterations, batch_size=batch_size, group_size=group_size,
+        inner_steps=inner_steps, reference=reference, clip_epsilon=clip_epsilon,
+        clip_epsilon_high=clip_epsilon_high, kl=kl, scale_by_std=scale_by_std, std_eps=std_eps,
+    )
+    beta, eta, n_iterations, batch_size, group_size, inner_steps, kl, std_eps = (
+        settings[name]
+        for name in ("beta", "eta", "n_iterations", "batch_size", "group_size", "inner_steps", "kl", "std_eps")
+    )
     interval = check_clip_epsilon(clip_epsilon, clip_epsilon_high)
-    kl = check_option("kl", kl, KL_ESTIMATORS)
-    std_eps = check_positive("std_eps", std_eps)
     check_generator("rng", rng)
     if beta > 0.0:
         check_step_stability("GRPO", eta, beta, feature_scale(instance))
-    reset = reference == "reset"
-    recorder = TrajectoryRecorder(
-        "GRPO (reset reference)" if reset else "GRPO (fixed reference)",
-        instance.optimal_value,
-        {
-            "beta": beta,
-            "n_iterations": n_iterations,
-            "reference": reference,
-            "scale_by_std": bool(scale_by_std),
-            "batch_size": batch_size,
-            "group_size": group_size,
-            "inner_steps": inner_steps,
-            "eta": eta,
-            "clip_epsilon": float(clip_epsilon),
-            "clip_epsilon_high": None if clip_epsilon_high is None else float(clip_epsilon_high),
-            "kl": kl,
-            "std_eps": std_eps,
-        },
+    reset = settings["reference"] == "reset"
+    loop = OuterLoop(
+        "GRPO (reset reference)" if reset else "GRPO (fixed reference)", instance, settings,
+        beta=beta if reset else None, record_each_step=record_each_step, on_inner_step=on_inner_step,
     )
-    log_reference = base_log_policy(instance)
-    theta = np.array(instance.base_theta, dtype=float)
-    recorder.record_iterate(instance, unchecked_log_policy(instance, theta))
-    thetas, inner_kl = [theta], []
+    theta = loop.theta
     for t in range(n_iterations):
-        log_old = unchecked_log_policy(instance, theta)
-        if reset:
-            log_reference = log_old  # reset the KL reference to pi_t
-            recorder.count_reset()
+        log_old = loop.reset() if reset else loop.log_probs  # with resets, pi_ref <- pi_t
+        log_reference = log_old if reset else loop.log_base
         batch = unchecked_draw_batch(instance, log_old, batch_size, rng, group_size)
-        recorder.count_responses(batch.size)
+        loop.count_responses(batch.size)
         advantages = group_advantages(batch.rewards, scale_by_std, std_eps)
-        observe = inner_step_observer(
-            on_inner_step,
-            instance,
-            t,
-            batch,
-            log_old,
-            recorder,
-            lambda log_ratio: grpo_clip_mask(log_ratio, advantages, interval),
+
+        def subproblem(
+            batch: ResponseBatch = batch, advantages: np.ndarray = advantages, log_reference: np.ndarray = log_reference
+        ) -> Subproblem:
+            options = {"clip_epsilon": clip_epsilon, "clip_epsilon_high": clip_epsilon_high, "kl": kl}
+            return Subproblem(
+                lambda at: grpo_objective(instance, at, batch, advantages, log_reference, beta, **options),
+                lambda at: grpo_gradient(instance, at, batch, advantages, log_reference, beta, **options),
+                eta,
+            )
+
+        observe = loop.observer(
+            t, subproblem, batch=batch, log_sampling=log_old, log_reference=log_reference if beta > 0.0 else None,
+            clip_mask=lambda log_ratio, advantages=advantages: grpo_clip_mask(log_ratio, advantages, interval),
         )
         for k in range(inner_steps):
             observe(k, theta)
             with np.errstate(over="ignore", invalid="ignore"):
                 gradient = _grpo_parts(instance, theta, batch, advantages, log_reference, beta, interval, kl)[1]
-            theta = ascent_step(theta, eta, gradient, t, k + 1)
-            recorder.count_gradient_steps()
-            if record_each_step:
-                recorder.record_iterate(instance, unchecked_log_policy(instance, theta))
+            theta = loop.step(theta, eta, gradient, t, k)
         observe(inner_steps, theta)
-        log_probs = unchecked_log_policy(instance, theta)
-        if reset:
-            inner_kl.append(unchecked_kl_to_regularized_optimum(instance, log_probs, log_reference, beta))
-        if not record_each_step:
-            recorder.record_iterate(instance, log_probs)
-        thetas.append(theta)
-    return recorder.finish(thetas=thetas, inner_kl=inner_kl if reset else None)
+        loop.end_iteration(theta, log_reference if reset else None)
+    return loop.finish()

@@ -12,7 +12,9 @@ live here, both deterministic:
   reward (appendix B.4.1, :func:`exact_target_theta`).
 
 The sampled instances (PPO-NoClip, PPO-Lite, GRPO, KimiPO, Rebel, NPG) have their own modules
-and write the same outer loop out in full.
+and write the same outer loop out in full; its bookkeeping is
+:class:`~covpo.algorithms.outer_loop.OuterLoop`. An exact solve counts as one gradient step, as
+NPG's one natural-gradient step does, so every instance of APMD is charged in the same unit.
 """
 
 from __future__ import annotations
@@ -20,13 +22,14 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
-from covpo.algorithms.steps import ascent_step, check_policy_class, check_step_stability, feature_scale
+from covpo.algorithms.outer_loop import InnerStepCallback, OuterLoop, Subproblem, inner_step_observer
+from covpo.algorithms.steps import check_step_stability, feature_scale
 from covpo.instances import BanditInstance
-from covpo.objectives import regularized_gradient, regularized_optimum, unchecked_kl_to_regularized_optimum
-from covpo.policies import base_log_policy, check_bandit, check_theta, log_coverage, log_policy
-from covpo.policy_classes import PolicyClass
+from covpo.objectives import regularized_gradient, regularized_objective, regularized_optimum
+from covpo.policies import base_log_policy, check_bandit, log_coverage, log_policy
+from covpo.policy_classes import PolicyClass, policy_class
 from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_finite_array, check_positive
+from covpo.validation import check_count, check_finite_array, check_positive, check_theta
 
 REALIZABILITY_TOLERANCE = 1e-9
 
@@ -49,13 +52,20 @@ def mirror_descent_policy(instance: BanditInstance, beta: float, t: int) -> np.n
     return unnormalized - logsumexp(unnormalized, axis=1, keepdims=True)
 
 
-def exact_mirror_descent(instance: BanditInstance, *, beta: float, n_iterations: int) -> Trajectory:
+def check_exact_mirror_descent(*, beta: float, n_iterations: int) -> dict[str, object]:
+    """The hyperparameters of :func:`exact_mirror_descent` checked by its rules, as the trajectory stores them (its validator)."""
+    return {"beta": check_positive("beta", beta), "n_iterations": check_count("n_iterations", n_iterations)}
+
+
+def exact_mirror_descent(
+    instance: BanditInstance, *, beta: float, n_iterations: int, on_inner_step: InnerStepCallback | None = None
+) -> Trajectory:
     """Exact policy mirror descent ``pi_{t+1} proportional to pi_t exp(r / beta)`` (paper appendix B.3).
 
     Each iteration resets the reference to ``pi_t`` and moves to the exact regularized
     optimum of ``J_beta(.; pi_t)`` on the log-probability table, so the iterate need not lie
     in the softmax-linear class. One record per iterate, ``pi_0`` included; every
-    iteration counts one reset and no gradient steps or responses.
+    iteration counts one reset and one step (the exact solve), and no responses.
 
     Parameters
     ----------
@@ -65,18 +75,34 @@ def exact_mirror_descent(instance: BanditInstance, *, beta: float, n_iterations:
         Regularization strength of every step, ``> 0``.
     n_iterations
         Number of outer iterations ``T``, ``>= 1``.
+    on_inner_step
+        Optional diagnostics callback, called with an
+        :class:`~covpo.algorithms.outer_loop.InnerStep` before and after every exact step; its
+        iterate is the log-probability table itself.
     """
     instance = check_bandit("instance", instance)
-    beta = check_positive("beta", beta)
-    n_iterations = check_count("n_iterations", n_iterations)
-    recorder = TrajectoryRecorder(
-        "exact mirror descent", instance.optimal_value, {"beta": beta, "n_iterations": n_iterations}
-    )
+    settings = check_exact_mirror_descent(beta=beta, n_iterations=n_iterations)
+    beta, n_iterations = settings["beta"], settings["n_iterations"]
+    recorder = TrajectoryRecorder("exact mirror descent", instance.optimal_value, settings)
     log_probs = base_log_policy(instance)
     recorder.record_iterate(instance, log_probs)
-    for _ in range(n_iterations):
+    for t in range(n_iterations):
+        log_reference = log_probs  # reset the reference to pi_t
         recorder.count_reset()
-        log_probs = regularized_optimum(instance, log_probs, beta)
+
+        def subproblem(log_reference: np.ndarray = log_reference) -> Subproblem:
+            return Subproblem(
+                lambda table: regularized_objective(instance, table, log_reference, beta),
+                update=lambda table: regularized_optimum(instance, table, beta),
+            )
+
+        observe = inner_step_observer(
+            on_inner_step, instance, t, recorder, subproblem, policy=None, log_reference=log_reference
+        )
+        observe(0, log_probs)
+        log_probs = regularized_optimum(instance, log_reference, beta)
+        recorder.count_gradient_steps()
+        observe(1, log_probs)
         recorder.record_iterate(instance, log_probs)
     return recorder.finish()
 
@@ -127,8 +153,18 @@ def exact_target_theta(instance: BanditInstance, theta: np.ndarray, beta: float)
     """
     instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
-    theta = check_theta("theta", instance, theta)
+    theta = check_theta("theta", theta, (instance.dim,))
     return theta + check_realizable(instance) / beta
+
+
+def check_apmd(*, beta: float, eta: float, n_iterations: int, inner_steps: int) -> dict[str, object]:
+    """The hyperparameters of :func:`apmd` checked by its rules, as the trajectory stores them (its validator)."""
+    return {
+        "beta": check_positive("beta", beta),
+        "eta": check_positive("eta", eta),
+        "n_iterations": check_count("n_iterations", n_iterations),
+        "inner_steps": check_count("inner_steps", inner_steps),
+    }
 
 
 def apmd(
@@ -140,6 +176,7 @@ def apmd(
     inner_steps: int,
     record_each_step: bool = False,
     policy: PolicyClass | None = None,
+    on_inner_step: InnerStepCallback | None = None,
 ) -> Trajectory:
     """APMD with ``K`` exact-gradient ascent steps per reset (paper section 3.1, appendix C.1).
 
@@ -167,6 +204,9 @@ def apmd(
         The policy class the iterates live in (:class:`~covpo.policy_classes.PolicyClass`),
         started at its ``initial_params``; ``None`` for softmax-linear over ``instance``'s
         features. The targets ``pi*_{t+1}`` are exact tables whatever the class.
+    on_inner_step
+        Optional diagnostics callback, called with an
+        :class:`~covpo.algorithms.outer_loop.InnerStep` at every inner iterate ``k = 0, ..., K``.
 
     Returns
     -------
@@ -181,47 +221,54 @@ def apmd(
         If a step leaves ``theta`` non-finite (``eta`` too large).
     """
     instance = check_bandit("instance", instance)
-    beta = check_positive("beta", beta)
-    eta = check_positive("eta", eta)
-    n_iterations = check_count("n_iterations", n_iterations)
-    inner_steps = check_count("inner_steps", inner_steps)
-    policy = check_policy_class("policy", instance, policy)
+    settings = check_apmd(beta=beta, eta=eta, n_iterations=n_iterations, inner_steps=inner_steps)
+    beta, eta, n_iterations, inner_steps = (settings[name] for name in ("beta", "eta", "n_iterations", "inner_steps"))
+    policy = policy_class("policy", instance, policy)
     check_step_stability("APMD", eta, beta, feature_scale(instance, policy))
-    recorder = TrajectoryRecorder(
-        "APMD", instance.optimal_value,
-        {"beta": beta, "eta": eta, "n_iterations": n_iterations, "inner_steps": inner_steps},
+    loop = OuterLoop(
+        "APMD", instance, settings, policy=policy, beta=beta, record_each_step=record_each_step,
+        on_inner_step=on_inner_step,
     )
-    theta = np.array(policy.initial_params, dtype=float)
-    log_probs = policy.log_policy(theta)
-    log_base = log_probs
-    recorder.record_iterate(instance, log_probs, log_base=log_base)
-    thetas, inner_kl = [theta], []
+    theta = loop.theta
     for t in range(n_iterations):
-        log_reference = log_probs
-        recorder.count_reset()
+        log_reference = loop.reset()  # pi_ref <- pi_t
+
+        def subproblem(log_reference: np.ndarray = log_reference) -> Subproblem:
+            return Subproblem(
+                lambda at: regularized_objective(instance, policy.log_policy(at), log_reference, beta),
+                lambda at: regularized_gradient(instance, at, log_reference, beta, policy=policy),
+                eta,
+            )
+
+        observe = loop.observer(t, subproblem, log_reference=log_reference)
         for k in range(inner_steps):
+            observe(k, theta)
             gradient = regularized_gradient(instance, theta, log_reference, beta, policy=policy)
-            theta = ascent_step(theta, eta, gradient, t, k + 1)
-            recorder.count_gradient_steps()
-            if record_each_step:
-                recorder.record_iterate(instance, policy.log_policy(theta), log_base=log_base)
-        log_probs = policy.log_policy(theta)
-        inner_kl.append(unchecked_kl_to_regularized_optimum(instance, log_probs, log_reference, beta))
-        if not record_each_step:
-            recorder.record_iterate(instance, log_probs, log_base=log_base)
-        thetas.append(theta)
-    return recorder.finish(thetas=thetas, inner_kl=inner_kl)
+            theta = loop.step(theta, eta, gradient, t, k)
+        observe(inner_steps, theta)
+        loop.end_iteration(theta, log_reference)
+    return loop.finish()
+
+
+def check_apmd_exact(*, beta: float, n_iterations: int) -> dict[str, object]:
+    """The hyperparameters of :func:`apmd_exact` checked by its rules, as the trajectory stores them (its validator)."""
+    return {"beta": check_positive("beta", beta), "n_iterations": check_count("n_iterations", n_iterations)}
 
 
 def apmd_exact(
-    instance: BanditInstance, *, beta: float, n_iterations: int, record_each_step: bool = False
+    instance: BanditInstance,
+    *,
+    beta: float,
+    n_iterations: int,
+    record_each_step: bool = False,
+    on_inner_step: InnerStepCallback | None = None,
 ) -> Trajectory:
     """APMD with exact targets, ``theta_{t+1} = theta_t + theta_star / beta`` (paper section 3.1, appendix B.4.1).
 
     For a linear reward ``r = <theta_star, phi> + c(x)`` every target
     ``pi*_{t+1} proportional to pi_t exp(r / beta)`` is softmax-linear, so each outer iteration
     (one reset) reaches it exactly (:func:`exact_target_theta`): exact mirror descent inside the
-    class, at no gradient steps and no responses.
+    class, one step (the exact solve) per iteration and no responses.
 
     Parameters
     ----------
@@ -232,8 +279,11 @@ def apmd_exact(
     n_iterations
         Number of outer iterations ``T``, ``>= 1``.
     record_each_step
-        Accepted for a uniform interface with :func:`apmd`; with no gradient steps every outer
-        iteration is recorded once either way.
+        Accepted for a uniform interface with :func:`apmd`; with one step per outer iteration
+        every outer iteration is recorded once either way.
+    on_inner_step
+        Optional diagnostics callback, called with an
+        :class:`~covpo.algorithms.outer_loop.InnerStep` before and after every exact update.
 
     Returns
     -------
@@ -241,23 +291,27 @@ def apmd_exact(
         With ``thetas`` (``theta_0, ..., theta_T``) and ``inner_kl`` (zero up to rounding).
     """
     instance = check_bandit("instance", instance)
-    beta = check_positive("beta", beta)
-    n_iterations = check_count("n_iterations", n_iterations)
+    settings = check_apmd_exact(beta=beta, n_iterations=n_iterations)
+    beta, n_iterations = settings["beta"], settings["n_iterations"]
     theta_star = check_realizable(instance)
-    recorder = TrajectoryRecorder(
-        "APMD (exact targets)", instance.optimal_value,
-        {"beta": beta, "n_iterations": n_iterations},
+    loop = OuterLoop(
+        "APMD (exact targets)", instance, settings, beta=beta, record_each_step=record_each_step,
+        on_inner_step=on_inner_step,
     )
-    theta = np.array(instance.base_theta, dtype=float)
-    log_probs = log_policy(instance, theta)
-    recorder.record_iterate(instance, log_probs)
-    thetas, inner_kl = [theta], []
-    for _ in range(n_iterations):
-        log_reference = log_probs
-        recorder.count_reset()
+    theta = loop.theta
+    for t in range(n_iterations):
+        log_reference = loop.reset()  # pi_ref <- pi_t
+
+        def subproblem(log_reference: np.ndarray = log_reference) -> Subproblem:
+            return Subproblem(
+                lambda at: regularized_objective(instance, log_policy(instance, at), log_reference, beta),
+                update=lambda at: exact_target_theta(instance, at, beta),
+            )
+
+        observe = loop.observer(t, subproblem, log_reference=log_reference)
+        observe(0, theta)
         theta = theta + theta_star / beta
-        log_probs = log_policy(instance, theta)
-        inner_kl.append(unchecked_kl_to_regularized_optimum(instance, log_probs, log_reference, beta))
-        recorder.record_iterate(instance, log_probs)
-        thetas.append(theta)
-    return recorder.finish(thetas=thetas, inner_kl=inner_kl)
+        loop.count_step(theta)
+        observe(1, theta)
+        loop.end_iteration(theta, log_reference)
+    return loop.finish()

@@ -12,27 +12,27 @@ solves the normal equations ``F w* = grad J(pi_theta)``. The NPG step of size ``
 with a linear reward ``A = <theta_star, phi - phibar>``, so ``w* = theta_star`` (up to the null
 space of ``F``, which does not move the policy) and NPG is exact mirror descent. It is also
 the minimizer of Rebel-OnPolicy's population loss and one Newton step on KimiPO's population
-loss from ``theta_t`` (:mod:`covpo.algorithms.squared_loss`), which is how the paper relates it to the
-squared-loss methods.
+loss from ``theta_t`` (:mod:`covpo.experiments.population`), which is how the paper relates it to
+the squared-loss methods.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from covpo.algorithms.reinforce import leave_one_out_baseline
-from covpo.batches import unchecked_draw_batch
+from covpo.algorithms.outer_loop import InnerStepCallback, OuterLoop, Subproblem
+from covpo.batches import ResponseBatch, check_batch, unchecked_draw_batch
 from covpo.instances import BanditInstance
-from covpo.objectives import unchecked_kl_to_regularized_optimum
-from covpo.policies import centered_features, check_bandit, check_theta, log_policy
-from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_finite_array, check_generator, check_positive, check_shape
+from covpo.objectives import regularized_objective
+from covpo.policies import centered_features, check_bandit, leave_one_out_baseline, log_policy
+from covpo.trajectory import Trajectory
+from covpo.validation import check_count, check_finite_array, check_generator, check_positive, check_shape, check_theta
 
 
 def fisher_information(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
     """``F(theta) = E_x E_{y~pi_theta}[(phi - phibar)(phi - phibar)^T]``, shape ``(d, d)`` (standard; paper section 2.2's class)."""
     instance = check_bandit("instance", instance)
-    theta = check_theta("theta", instance, theta)
+    theta = check_theta("theta", theta, (instance.dim,))
     log_probs = log_policy(instance, theta)
     centered = centered_features(instance, log_probs)
     weights = instance.prompt_probs[:, None] * np.exp(log_probs)
@@ -56,7 +56,7 @@ def npg_direction(instance: BanditInstance, theta: np.ndarray, advantages: np.nd
         per-prompt shift of ``A`` leaves ``w*`` unchanged, because the features are centered.
     """
     instance = check_bandit("instance", instance)
-    theta = check_theta("theta", instance, theta)
+    theta = check_theta("theta", theta, (instance.dim,))
     log_probs = log_policy(instance, theta)
     probs = np.exp(log_probs)
     if advantages is None:
@@ -79,7 +79,7 @@ def npg_step(instance: BanditInstance, theta: np.ndarray, beta: float) -> np.nda
     """
     instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
-    theta = check_theta("theta", instance, theta)
+    theta = check_theta("theta", theta, (instance.dim,))
     return theta + npg_direction(instance, theta) / beta
 
 
@@ -91,13 +91,9 @@ def sampled_npg_direction(
     batch_size: int,
     group_size: int = 2,
 ) -> np.ndarray:
-    """The NPG direction estimated from ``N`` prompts with ``G`` responses each from ``pi_theta``.
+    """The NPG direction estimated from ``N`` prompts with ``G`` responses each drawn from ``pi_theta`` (:func:`batch_npg_direction`).
 
-    Ordinary least squares of the leave-one-out advantage
-    ``A_ij = r_ij - mean_{k != j} r_ik`` on the scores ``phi(x_i, y_ij) - phibar_theta(x_i)``
-    (exact scores, as for every gradient in the package). The leave-one-out baseline is
-    independent of ``y_ij``, so the estimate is consistent for ``w*``. Draws ``N G``
-    responses in one vectorized call; the caller counts them.
+    Draws ``N G`` responses in one vectorized call; the caller counts them.
 
     Parameters
     ----------
@@ -111,15 +107,48 @@ def sampled_npg_direction(
         ``G``, responses per prompt, ``>= 2``.
     """
     instance = check_bandit("instance", instance)
-    theta = check_theta("theta", instance, theta)
+    theta = check_theta("theta", theta, (instance.dim,))
     check_generator("rng", rng)
     batch_size = check_count("batch_size", batch_size)
     group_size = check_count("group_size", group_size, minimum=2)
     log_probs = log_policy(instance, theta)
     batch = unchecked_draw_batch(instance, log_probs, batch_size, rng, group_size=group_size)
+    return _batch_direction(instance, log_probs, batch)
+
+
+def batch_npg_direction(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch) -> np.ndarray:
+    """The NPG direction estimated from a batch of groups drawn from ``pi_theta`` (paper appendix M).
+
+    Ordinary least squares of the leave-one-out advantage ``A_ij = r_ij - mean_{k != j} r_ik``
+    on the scores ``phi(x_i, y_ij) - phibar_theta(x_i)`` (exact scores, as for every gradient in
+    the package). The leave-one-out baseline is independent of ``y_ij``, so the estimate is
+    consistent for ``w*``. ``batch`` has shape ``(N, G)`` with ``G >= 2``.
+    """
+    instance = check_bandit("instance", instance)
+    theta = check_theta("theta", theta, (instance.dim,))
+    batch = check_batch("batch", batch, instance)
+    if batch.responses.ndim != 2 or batch.responses.shape[1] < 2:
+        raise ValueError(f"batch must hold groups of at least 2 responses, shape (N, G), got {batch.responses.shape}")
+    return _batch_direction(instance, log_policy(instance, theta), batch)
+
+
+def _batch_direction(instance: BanditInstance, log_probs: np.ndarray, batch: ResponseBatch) -> np.ndarray:
+    """:func:`batch_npg_direction` for validated arguments, ``log_probs`` the table of the batch's policy."""
     advantages = batch.rewards - leave_one_out_baseline(batch.rewards)
     scores = centered_features(instance, log_probs)[batch.prompts, batch.responses]
     return np.linalg.lstsq(scores.reshape(-1, instance.dim), advantages.ravel(), rcond=None)[0]
+
+
+def check_npg(*, beta: float, n_iterations: int, batch_size: int | None, group_size: int) -> dict[str, object]:
+    """The hyperparameters of :func:`npg` checked by its rules, as the trajectory stores them (its validator).
+
+    ``batch_size=None`` (exact NPG) leaves ``batch_size`` and ``group_size`` out of the settings.
+    """
+    settings: dict[str, object] = {"beta": check_positive("beta", beta), "n_iterations": check_count("n_iterations", n_iterations)}
+    if batch_size is not None:
+        settings["batch_size"] = check_count("batch_size", batch_size)
+        settings["group_size"] = check_count("group_size", group_size, minimum=2)
+    return settings
 
 
 def npg(
@@ -131,14 +160,15 @@ def npg(
     group_size: int = 2,
     rng: np.random.Generator | None = None,
     record_each_step: bool = False,
+    on_inner_step: InnerStepCallback | None = None,
 ) -> Trajectory:
     """Natural policy gradient with step size ``1 / beta``, an instance of APMD (paper appendix M).
 
     Each of the ``T = n_iterations`` outer iterations resets the reference to ``pi_t`` (one
     reset) and takes one natural-gradient step ``theta_{t+1} = theta_t + w / beta`` (one
     gradient step): with the exact direction :func:`npg_step` when ``batch_size`` is ``None``
-    (no responses; the regression enumerates them), else with :func:`sampled_npg_direction`
-    from ``N G`` responses drawn from ``pi_t`` in one generation round.
+    (no responses; the regression enumerates them), else with :func:`batch_npg_direction`
+    on ``N G`` responses drawn from ``pi_t`` in one generation round.
 
     There is no learning rate, so no :func:`~covpo.algorithms.steps.check_step_stability`: the
     step ``w / beta`` is preconditioned by the inverse Fisher information, so its size times the
@@ -161,6 +191,9 @@ def npg(
     record_each_step
         Record every gradient step's iterate; with one step per outer iteration this is the
         same record as the default.
+    on_inner_step
+        Optional diagnostics callback, called with an
+        :class:`~covpo.algorithms.outer_loop.InnerStep` before and after every natural-gradient step.
 
     Returns
     -------
@@ -169,34 +202,41 @@ def npg(
         (zero up to rounding for exact NPG under a linear reward).
     """
     instance = check_bandit("instance", instance)
-    beta = check_positive("beta", beta)
-    n_iterations = check_count("n_iterations", n_iterations)
-    settings: dict = {"beta": beta, "n_iterations": n_iterations}
-    if batch_size is None and rng is not None:
+    settings = check_npg(beta=beta, n_iterations=n_iterations, batch_size=batch_size, group_size=group_size)
+    beta, n_iterations = settings["beta"], settings["n_iterations"]
+    if batch_size is not None or rng is not None:
         check_generator("rng", rng)
-    if batch_size is not None:
-        settings["batch_size"] = check_count("batch_size", batch_size)
-        settings["group_size"] = check_count("group_size", group_size, minimum=2)
-        check_generator("rng", rng)
-    recorder = TrajectoryRecorder(
-        "NPG (exact)" if batch_size is None else "NPG (sampled)", instance.optimal_value, settings
+    loop = OuterLoop(
+        "NPG (exact)" if batch_size is None else "NPG (sampled)", instance, settings, beta=beta,
+        record_each_step=record_each_step, on_inner_step=on_inner_step,
     )
-    theta = np.array(instance.base_theta, dtype=float)
-    log_probs = log_policy(instance, theta)
-    recorder.record_iterate(instance, log_probs)
-    thetas, inner_kl = [theta], []
-    for _ in range(n_iterations):
-        log_reference = log_probs  # reset the reference to pi_t
-        recorder.count_reset()
-        if batch_size is None:
+    theta = loop.theta
+    for t in range(n_iterations):
+        log_reference = loop.reset()  # pi_ref <- pi_t
+        batch = None
+        if batch_size is not None:
+            batch = unchecked_draw_batch(instance, log_reference, settings["batch_size"], rng, settings["group_size"])
+            loop.count_responses(batch.size)
+
+        def subproblem(batch: ResponseBatch | None = batch, log_reference: np.ndarray = log_reference) -> Subproblem:
+            def update(at: np.ndarray) -> np.ndarray:
+                if batch is None:
+                    return npg_step(instance, at, beta)
+                return at + batch_npg_direction(instance, at, batch) / beta
+
+            return Subproblem(
+                lambda at: regularized_objective(instance, log_policy(instance, at), log_reference, beta), update=update
+            )
+
+        observe = loop.observer(
+            t, subproblem, batch=batch, log_sampling=None if batch is None else log_reference, log_reference=log_reference
+        )
+        observe(0, theta)
+        if batch is None:
             theta = npg_step(instance, theta, beta)
         else:
-            direction = sampled_npg_direction(instance, theta, rng, batch_size=batch_size, group_size=group_size)
-            recorder.count_responses(batch_size * group_size)
-            theta = theta + direction / beta
-        recorder.count_gradient_steps()
-        log_probs = log_policy(instance, theta)
-        inner_kl.append(unchecked_kl_to_regularized_optimum(instance, log_probs, log_reference, beta))
-        recorder.record_iterate(instance, log_probs)
-        thetas.append(theta)
-    return recorder.finish(thetas=thetas, inner_kl=inner_kl)
+            theta = theta + _batch_direction(instance, log_reference, batch) / beta
+        loop.count_step(theta)
+        observe(1, theta)
+        loop.end_iteration(theta, log_reference)
+    return loop.finish()

@@ -18,14 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from covpo.algorithms.steps import (
-    InnerStepCallback,
-    ascent_step,
-    check_step_stability,
-    feature_scale,
-    finite_result,
-    inner_step_observer,
-)
+from covpo.algorithms.outer_loop import InnerStepCallback, OuterLoop, Subproblem
+from covpo.algorithms.steps import check_sampled_apmd, check_step_stability, feature_scale, finite_result
 from covpo.batches import (
     BatchTerms,
     ResponseBatch,
@@ -35,10 +29,9 @@ from covpo.batches import (
     unchecked_prompt_kl,
 )
 from covpo.instances import BanditInstance
-from covpo.objectives import unchecked_kl_to_regularized_optimum
-from covpo.policies import check_bandit, check_policy, check_theta, unchecked_log_policy
-from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_finite_array, check_generator, check_option, check_positive
+from covpo.policies import check_bandit, check_policy
+from covpo.trajectory import Trajectory
+from covpo.validation import check_finite_array, check_generator, check_option, check_positive, check_theta
 
 KL_ESTIMATES = ("exact", "sampled")
 """The KL computations of :func:`ppo_lite_objective`: exact per sampled prompt, or PPO-NoClip's sampled estimate."""
@@ -162,7 +155,7 @@ def _check_parts(
     beta = check_positive("beta", beta)
     return (
         instance,
-        check_theta("theta", instance, theta),
+        check_theta("theta", theta, (instance.dim,)),
         check_batch("batch", batch, instance),
         check_policy("log_reference", instance, log_reference),
         beta,
@@ -231,6 +224,23 @@ def ppo_lite_gradient(
         return finite_result(_ppo_lite_parts(*arguments)[1], beta)
 
 
+def check_ppo_lite(
+    *, beta: float, eta: float, n_iterations: int, batch_size: int, inner_steps: int,
+    thresholds: tuple[float, float] | None, kl: str,
+) -> dict[str, object]:
+    """The hyperparameters of :func:`ppo_lite` checked by its rules, as the trajectory stores them (its validator).
+
+    ``thresholds=None`` stays ``None`` here: the default interval needs the instance's rewards.
+    """
+    return {
+        **check_sampled_apmd(
+            beta=beta, eta=eta, n_iterations=n_iterations, batch_size=batch_size, inner_steps=inner_steps
+        ),
+        "thresholds": None if thresholds is None else check_clip_thresholds(thresholds),
+        "kl": check_option("kl", kl, KL_ESTIMATES),
+    }
+
+
 def ppo_lite(
     instance: BanditInstance,
     *,
@@ -245,7 +255,7 @@ def ppo_lite(
     record_each_step: bool = False,
     on_inner_step: InnerStepCallback | None = None,
 ) -> Trajectory:
-    """PPO-Lite (paper Algorithm 2, section 3.3): ``T`` resets, each with ``K`` ascent steps on the clipped objective.
+    """PPO-Lite (paper section 3.3, Algorithm 2): ``T`` resets, each with ``K`` ascent steps on the clipped objective.
 
     Each outer iteration resets the reference to ``pi_t`` (one reset), draws ``N`` prompts with
     one response each from ``pi_t`` (``N`` responses, one generation round) and takes ``K``
@@ -265,7 +275,7 @@ def ppo_lite(
         ``"exact"`` (per sampled prompt, the default) or ``"sampled"``; see :func:`ppo_lite_objective`.
     on_inner_step
         Optional diagnostics callback, called with an
-        :class:`~covpo.algorithms.steps.InnerStep` at every inner iterate ``k = 0, ..., K``; its
+        :class:`~covpo.algorithms.outer_loop.InnerStep` at every inner iterate ``k = 0, ..., K``; its
         clip fraction is the share of the batch with ``w_i`` outside ``[c_lo, c_hi]``.
 
     Returns
@@ -279,44 +289,44 @@ def ppo_lite(
         If a step leaves ``theta`` non-finite.
     """
     instance = check_bandit("instance", instance)
-    beta = check_positive("beta", beta)
-    eta = check_positive("eta", eta)
-    n_iterations = check_count("n_iterations", n_iterations)
-    batch_size = check_count("batch_size", batch_size)
-    inner_steps = check_count("inner_steps", inner_steps)
-    kl = check_option("kl", kl, KL_ESTIMATES)
-    thresholds = _check_thresholds(instance, beta, thresholds)
+    settings = check_ppo_lite(
+        beta=beta, eta=eta, n_iterations=n_iterations, batch_size=batch_size, inner_steps=inner_steps,
+        thresholds=thresholds, kl=kl,
+    )
+    beta, eta, n_iterations, batch_size, inner_steps, kl = (
+        settings[name] for name in ("beta", "eta", "n_iterations", "batch_size", "inner_steps", "kl")
+    )
+    thresholds = settings["thresholds"] = _check_thresholds(instance, beta, thresholds)
     check_generator("rng", rng)
     check_step_stability("PPO-Lite", eta, beta, feature_scale(instance))
-    settings = {"beta": beta, "n_iterations": n_iterations, "batch_size": batch_size, "inner_steps": inner_steps,
-                "eta": eta, "thresholds": thresholds, "kl": kl}
-    recorder = TrajectoryRecorder("PPO-Lite", instance.optimal_value, settings)
 
     def clip_mask(log_ratio: np.ndarray) -> np.ndarray:
         return ppo_lite_clip_mask(log_ratio, thresholds)
 
-    theta = np.array(instance.base_theta, dtype=float)
-    log_probs = unchecked_log_policy(instance, theta)
-    recorder.record_iterate(instance, log_probs)
-    thetas, inner_kl = [theta], []
+    loop = OuterLoop("PPO-Lite", instance, settings, beta=beta, record_each_step=record_each_step,
+                     on_inner_step=on_inner_step)
+    theta = loop.theta
     for t in range(n_iterations):
-        log_reference = log_probs  # reset the reference to pi_t
-        recorder.count_reset()
+        log_reference = loop.reset()  # pi_ref <- pi_t
         batch = unchecked_draw_batch(instance, log_reference, batch_size, rng)
-        recorder.count_responses(batch.size)
-        observe = inner_step_observer(on_inner_step, instance, t, batch, log_reference, recorder, clip_mask)
+        loop.count_responses(batch.size)
+
+        def subproblem(batch: ResponseBatch = batch, log_reference: np.ndarray = log_reference) -> Subproblem:
+            options = {"thresholds": thresholds, "kl": kl}
+            return Subproblem(
+                lambda at: ppo_lite_objective(instance, at, batch, log_reference, beta, **options),
+                lambda at: ppo_lite_gradient(instance, at, batch, log_reference, beta, **options),
+                eta,
+            )
+
+        observe = loop.observer(
+            t, subproblem, batch=batch, log_sampling=log_reference, log_reference=log_reference, clip_mask=clip_mask
+        )
         for k in range(inner_steps):
             observe(k, theta)
             with np.errstate(over="ignore", invalid="ignore"):
                 gradient = _ppo_lite_parts(instance, theta, batch, log_reference, beta, thresholds, kl)[1]
-            theta = ascent_step(theta, eta, gradient, t, k + 1)
-            recorder.count_gradient_steps()
-            if record_each_step:
-                recorder.record_iterate(instance, unchecked_log_policy(instance, theta))
+            theta = loop.step(theta, eta, gradient, t, k)
         observe(inner_steps, theta)
-        log_probs = unchecked_log_policy(instance, theta)
-        inner_kl.append(unchecked_kl_to_regularized_optimum(instance, log_probs, log_reference, beta))
-        if not record_each_step:
-            recorder.record_iterate(instance, log_probs)
-        thetas.append(theta)
-    return recorder.finish(thetas=thetas, inner_kl=inner_kl)
+        loop.end_iteration(theta, log_reference)
+    return loop.finish()

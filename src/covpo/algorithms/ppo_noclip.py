@@ -18,22 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from covpo.algorithms.steps import (
-    InnerStepCallback,
-    ascent_step,
-    check_policy_class,
-    check_step_stability,
-    feature_scale,
-    finite_result,
-    inner_step_observer,
-)
+from covpo.algorithms.outer_loop import InnerStepCallback, OuterLoop, Subproblem
+from covpo.algorithms.steps import check_sampled_apmd, check_step_stability, feature_scale, finite_result
 from covpo.batches import ResponseBatch, check_batch, unchecked_draw_batch
 from covpo.instances import BanditInstance
-from covpo.objectives import unchecked_kl_to_regularized_optimum
 from covpo.policies import check_bandit
-from covpo.policy_classes import PolicyClass
-from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_finite_array, check_generator, check_positive, check_shape
+from covpo.policy_classes import PolicyClass, policy_class
+from covpo.trajectory import Trajectory
+from covpo.validation import check_generator, check_positive, check_theta
 
 
 def ppo_noclip_objective(
@@ -52,8 +44,8 @@ def ppo_noclip_objective(
     """
     instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
-    policy = check_policy_class("policy", instance, policy)
-    theta = _check_parameters(policy, theta)
+    policy = policy_class("policy", instance, policy)
+    theta = check_theta("theta", theta, np.shape(policy.initial_params))
     batch = check_batch("batch", batch, instance)
     log_ratio = policy.log_policy(theta)[batch.prompts, batch.responses] - batch.log_sampling
     with np.errstate(over="ignore", invalid="ignore"):
@@ -77,14 +69,11 @@ def ppo_noclip_gradient(
     """
     instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
-    policy = check_policy_class("policy", instance, policy)
+    policy = policy_class("policy", instance, policy)
+    theta = check_theta("theta", theta, np.shape(policy.initial_params))
     with np.errstate(over="ignore", invalid="ignore"):
-        gradient = _gradient(policy, _check_parameters(policy, theta), check_batch("batch", batch, instance), beta)
+        gradient = _gradient(policy, theta, check_batch("batch", batch, instance), beta)
     return finite_result(gradient, beta)
-
-
-def _check_parameters(policy: PolicyClass, theta: np.ndarray) -> np.ndarray:
-    return check_shape("theta", check_finite_array("theta", theta, ndim=1), np.shape(policy.initial_params))
 
 
 def _gradient(policy: PolicyClass, theta: np.ndarray, batch: ResponseBatch, beta: float) -> np.ndarray:
@@ -95,6 +84,15 @@ def _gradient(policy: PolicyClass, theta: np.ndarray, batch: ResponseBatch, beta
     if not np.all(np.isfinite(coefficients)):
         return np.full(np.shape(theta), np.nan)
     return policy.batch_score_average(theta, batch, coefficients, log_probs)
+
+
+def check_ppo_noclip(*, beta: float, eta: float, n_iterations: int, batch_size: int, inner_steps: int) -> dict[str, object]:
+    """The hyperparameters of :func:`ppo_noclip` checked by its rules, as the trajectory stores them (its validator).
+
+    PPO-NoClip has only the hyperparameters of every sampled instance of APMD
+    (:func:`~covpo.algorithms.steps.check_sampled_apmd`).
+    """
+    return check_sampled_apmd(beta=beta, eta=eta, n_iterations=n_iterations, batch_size=batch_size, inner_steps=inner_steps)
 
 
 def ppo_noclip(
@@ -110,7 +108,7 @@ def ppo_noclip(
     on_inner_step: InnerStepCallback | None = None,
     policy: PolicyClass | None = None,
 ) -> Trajectory:
-    """PPO-NoClip (paper Algorithm 1, section 3.2): ``T`` resets, each with ``K`` ascent steps on ``L_t``.
+    """PPO-NoClip (paper section 3.2, Algorithm 1): ``T`` resets, each with ``K`` ascent steps on ``L_t``.
 
     Each outer iteration resets the reference to ``pi_t`` (one reset), draws ``N`` prompts with
     one response each from ``pi_t`` (``N`` responses, one generation round) and takes ``K``
@@ -137,7 +135,7 @@ def ppo_noclip(
         Record the iterate after every gradient step instead of once per outer iteration.
     on_inner_step
         Optional diagnostics callback, called with an
-        :class:`~covpo.algorithms.steps.InnerStep` at every inner iterate ``k = 0, ..., K``
+        :class:`~covpo.algorithms.outer_loop.InnerStep` at every inner iterate ``k = 0, ..., K``
         (e.g. a :class:`~covpo.algorithms.ratios.RatioRecorder`).
     policy
         The policy class the iterates live in (:class:`~covpo.policy_classes.PolicyClass`),
@@ -155,40 +153,38 @@ def ppo_noclip(
         If a step leaves ``theta`` non-finite (``eta`` too large for the importance weights).
     """
     instance = check_bandit("instance", instance)
-    beta = check_positive("beta", beta)
-    eta = check_positive("eta", eta)
-    n_iterations = check_count("n_iterations", n_iterations)
-    batch_size = check_count("batch_size", batch_size)
-    inner_steps = check_count("inner_steps", inner_steps)
+    settings = check_ppo_noclip(
+        beta=beta, eta=eta, n_iterations=n_iterations, batch_size=batch_size, inner_steps=inner_steps
+    )
+    beta, eta, n_iterations, batch_size, inner_steps = (
+        settings[name] for name in ("beta", "eta", "n_iterations", "batch_size", "inner_steps")
+    )
     check_generator("rng", rng)
-    policy = check_policy_class("policy", instance, policy)
+    policy = policy_class("policy", instance, policy)
     check_step_stability("PPO-NoClip", eta, beta, feature_scale(instance, policy))
-    settings = {"beta": beta, "n_iterations": n_iterations, "batch_size": batch_size, "inner_steps": inner_steps,
-                "eta": eta}
-    recorder = TrajectoryRecorder("PPO-NoClip", instance.optimal_value, settings)
-    theta = np.array(policy.initial_params, dtype=float)
-    log_probs = policy.log_policy(theta)
-    log_base = log_probs
-    recorder.record_iterate(instance, log_probs, log_base=log_base)
-    thetas, inner_kl = [theta], []
+    loop = OuterLoop(
+        "PPO-NoClip", instance, settings, policy=policy, beta=beta, record_each_step=record_each_step,
+        on_inner_step=on_inner_step,
+    )
+    theta = loop.theta
     for t in range(n_iterations):
-        log_reference = log_probs  # reset the reference to pi_t
-        recorder.count_reset()
+        log_reference = loop.reset()  # pi_ref <- pi_t
         batch = unchecked_draw_batch(instance, log_reference, batch_size, rng)
-        recorder.count_responses(batch.size)
-        observe = inner_step_observer(on_inner_step, instance, t, batch, log_reference, recorder, policy=policy)
+        loop.count_responses(batch.size)
+
+        def subproblem(batch: ResponseBatch = batch) -> Subproblem:
+            return Subproblem(
+                lambda at: ppo_noclip_objective(instance, at, batch, beta, policy=policy),
+                lambda at: ppo_noclip_gradient(instance, at, batch, beta, policy=policy),
+                eta,
+            )
+
+        observe = loop.observer(t, subproblem, batch=batch, log_sampling=log_reference, log_reference=log_reference)
         for k in range(inner_steps):
             observe(k, theta)
             with np.errstate(over="ignore", invalid="ignore"):
                 gradient = _gradient(policy, theta, batch, beta)
-            theta = ascent_step(theta, eta, gradient, t, k + 1)
-            recorder.count_gradient_steps()
-            if record_each_step:
-                recorder.record_iterate(instance, policy.log_policy(theta), log_base=log_base)
+            theta = loop.step(theta, eta, gradient, t, k)
         observe(inner_steps, theta)
-        log_probs = policy.log_policy(theta)
-        inner_kl.append(unchecked_kl_to_regularized_optimum(instance, log_probs, log_reference, beta))
-        if not record_each_step:
-            recorder.record_iterate(instance, log_probs, log_base=log_base)
-        thetas.append(theta)
-    return recorder.finish(thetas=thetas, inner_kl=inner_kl)
+        loop.end_iteration(theta, log_reference)
+    return loop.finish()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from covpo.algorithms.steps import InnerStep
+from covpo.algorithms.outer_loop import InnerStep
 
 
 @dataclass(frozen=True, eq=False)

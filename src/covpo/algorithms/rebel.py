@@ -7,29 +7,97 @@ steps from ``theta_t`` on the pairwise squared loss
     ``L_hat(theta) = mean_i (beta [u_theta(y_i) - u_theta(y'_i)] - (r(x_i, y_i) - r(x_i, y'_i)))^2``,
     ``u_theta = log(pi_theta / pi_t)``
 
-(:func:`covpo.algorithms.squared_loss.rebel_loss`, gradient
-:func:`covpo.algorithms.squared_loss.rebel_gradient`). The normalizer ``b_t(x)`` cancels in
-the difference, so no baseline is needed and the loss is unbiased.
+(:func:`rebel_loss`, gradient :func:`rebel_gradient`). The normalizer ``b_t(x)`` cancels in
+the difference, so no baseline is needed and the loss is unbiased. For softmax-linear policies
+the population loss is a convex quadratic in ``theta``, zero at the target (its analysis is in
+:mod:`covpo.experiments.population`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from covpo.algorithms.squared_loss import unchecked_rebel_gradient
+from covpo.algorithms.outer_loop import InnerStepCallback, OuterLoop, Subproblem
 from covpo.algorithms.steps import (
-    InnerStepCallback,
-    ascent_step,
+    check_sampled_apmd,
+    check_squared_loss_beta,
     check_step_stability,
     feature_scale,
-    inner_step_observer,
+    finite_result,
 )
-from covpo.batches import unchecked_draw_batch
+from covpo.batches import BatchTerms, ResponseBatch, check_batch, unchecked_draw_batch
 from covpo.instances import BanditInstance
-from covpo.objectives import unchecked_regularized_optimum
-from covpo.policies import check_bandit, log_policy, unchecked_expected_kl, unchecked_log_policy
-from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_generator, check_positive
+from covpo.policies import check_bandit, feature_sums, unchecked_log_policy
+from covpo.trajectory import Trajectory
+from covpo.validation import check_generator, check_theta
+
+
+def _pair_table(
+    instance: BanditInstance, prompts: np.ndarray, responses: np.ndarray, weights: np.ndarray
+) -> np.ndarray:
+    """``sum_{i: (x_i, y_i) = (x, y)} w_i`` for every pair ``(x, y)``, shape ``(n_prompts, n_responses)``."""
+    cells = np.ravel(prompts * instance.n_responses + responses)
+    size = instance.n_prompts * instance.n_responses
+    return np.bincount(cells, weights=np.ravel(weights), minlength=size).reshape(instance.rewards.shape)
+
+
+def _check_pairs(batch: ResponseBatch) -> ResponseBatch:
+    if not isinstance(batch, ResponseBatch):
+        raise ValueError(f"batch must be a ResponseBatch, got {type(batch).__name__}")
+    if batch.responses.ndim != 2 or batch.responses.shape[1] != 2:
+        raise ValueError(f"batch must hold pairs of responses, shape (N, 2), got shape {batch.responses.shape}")
+    return batch
+
+
+def rebel_loss(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, beta: float) -> float:
+    """Rebel-OnPolicy's empirical loss ``mean_i (beta [u_i - u'_i] - (r_i - r'_i))^2`` (Algorithm 5).
+
+    ``batch`` holds pairs ``(y_i, y'_i)`` from ``pi_t``, shape ``(N, 2)``
+    (``draw_batch(..., group_size=2)``); ``u = log(pi_theta / pi_t)``.
+    """
+    instance = check_bandit("instance", instance)
+    beta = check_squared_loss_beta(beta)
+    batch = _check_pairs(check_batch("batch", batch, instance))
+    theta = check_theta("theta", theta, (instance.dim,))
+    log_ratio = BatchTerms(instance, batch, unchecked_log_policy(instance, theta)).log_ratio
+    with np.errstate(over="ignore", invalid="ignore"):
+        residual = beta * (log_ratio[:, 0] - log_ratio[:, 1]) - (batch.rewards[:, 0] - batch.rewards[:, 1])
+        return finite_result(float(np.mean(residual**2)), beta)
+
+
+def rebel_gradient(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, beta: float) -> np.ndarray:
+    """``2 beta mean_i res_i (phi(x_i, y_i) - phi(x_i, y'_i))``, the gradient of :func:`rebel_loss`.
+
+    The difference of scores is the difference of features: ``phibar_theta`` cancels, so the
+    features are differenced directly.
+    """
+    instance = check_bandit("instance", instance)
+    theta = check_theta("theta", theta, (instance.dim,))
+    beta = check_squared_loss_beta(beta)
+    batch = _check_pairs(check_batch("batch", batch, instance))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return finite_result(unchecked_rebel_gradient(instance, theta, batch, beta), beta)
+
+
+def unchecked_rebel_gradient(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, beta: float) -> np.ndarray:
+    """:func:`rebel_gradient` for validated arguments, non-finite where the run diverges (the runs' inner loop).
+
+    The feature differences are summed through the pair table (each pair adds ``res_i`` at
+    ``(x_i, y_i)`` and ``-res_i`` at ``(x_i, y'_i)``): the batch's features are never gathered.
+    """
+    log_ratio = BatchTerms(instance, batch, unchecked_log_policy(instance, theta)).log_ratio
+    residual = beta * (log_ratio[:, 0] - log_ratio[:, 1]) - (batch.rewards[:, 0] - batch.rewards[:, 1])
+    table = _pair_table(instance, batch.prompts, batch.responses, np.stack([residual, -residual], axis=1))
+    return 2.0 * beta * feature_sums(instance, table) / residual.size
+
+
+def check_rebel_onpolicy(*, beta: float, eta: float, n_iterations: int, batch_size: int, inner_steps: int) -> dict[str, object]:
+    """The hyperparameters of :func:`rebel_onpolicy` checked by its rules, as the trajectory stores them (its validator).
+
+    Rebel-OnPolicy has only the hyperparameters of every sampled instance of APMD
+    (:func:`~covpo.algorithms.steps.check_sampled_apmd`): its pairs need no count of their own.
+    """
+    return check_sampled_apmd(beta=beta, eta=eta, n_iterations=n_iterations, batch_size=batch_size, inner_steps=inner_steps)
 
 
 def rebel_onpolicy(
@@ -44,7 +112,7 @@ def rebel_onpolicy(
     record_each_step: bool = False,
     on_inner_step: InnerStepCallback | None = None,
 ) -> Trajectory:
-    """Rebel-OnPolicy (paper Algorithm 5, section 4.3): ``T`` resets, each ``K`` descent steps on the pairwise loss.
+    """Rebel-OnPolicy (paper section 4.3, Algorithm 5): ``T`` resets, each ``K`` descent steps on the pairwise loss.
 
     Each outer iteration costs ``2 N`` responses in one generation round, one reset and ``K``
     gradient steps. All randomness comes from ``rng``: a seed fixes the run bit for bit.
@@ -71,7 +139,7 @@ def rebel_onpolicy(
         Record every gradient step's iterate instead of one record per outer iteration.
     on_inner_step
         Optional diagnostics callback, called at every inner iterate ``k = 0, ..., K`` with an
-        :class:`~covpo.algorithms.steps.InnerStep` on the pairs (both responses of each), e.g.
+        :class:`~covpo.algorithms.outer_loop.InnerStep` on the pairs (both responses of each), e.g.
         a :class:`~covpo.algorithms.ratios.RatioRecorder`.
 
     Returns
@@ -81,44 +149,36 @@ def rebel_onpolicy(
         (``E_x KL(pi_{t+1} || pi*_{t+1})`` per outer iteration).
     """
     instance = check_bandit("instance", instance)
-    beta = check_positive("beta", beta)
-    eta = check_positive("eta", eta)
-    n_iterations = check_count("n_iterations", n_iterations)
-    batch_size = check_count("batch_size", batch_size)
-    inner_steps = check_count("inner_steps", inner_steps)
+    settings = check_rebel_onpolicy(
+        beta=beta, eta=eta, n_iterations=n_iterations, batch_size=batch_size, inner_steps=inner_steps
+    )
+    beta, eta, n_iterations, batch_size, inner_steps = (
+        settings[name] for name in ("beta", "eta", "n_iterations", "batch_size", "inner_steps")
+    )
     check_generator("rng", rng)
     check_step_stability("Rebel-OnPolicy", eta, beta, feature_scale(instance), loss="rebel")
-    settings = {
-        "beta": beta,
-        "n_iterations": n_iterations,
-        "batch_size": batch_size,
-        "inner_steps": inner_steps,
-        "eta": eta,
-    }
-    recorder = TrajectoryRecorder("Rebel-OnPolicy", instance.optimal_value, settings)
-    theta = np.array(instance.base_theta, dtype=float)
-    log_probs = log_policy(instance, theta)
-    recorder.record_iterate(instance, log_probs)
-    thetas, inner_kl = [theta], []
+    loop = OuterLoop("Rebel-OnPolicy", instance, settings, beta=beta, record_each_step=record_each_step,
+                     on_inner_step=on_inner_step)
+    theta = loop.theta
     for t in range(n_iterations):
-        log_reference = log_probs  # reset the reference to pi_t
-        recorder.count_reset()
-        log_target = unchecked_regularized_optimum(instance, log_reference, beta)
+        log_reference = loop.reset()  # pi_ref <- pi_t
         batch = unchecked_draw_batch(instance, log_reference, batch_size, rng, group_size=2)
-        recorder.count_responses(batch.size)  # a pair of responses per prompt
-        observe = inner_step_observer(on_inner_step, instance, t, batch, log_reference, recorder)
+        loop.count_responses(batch.size)  # a pair of responses per prompt
+
+        def subproblem(batch: ResponseBatch = batch) -> Subproblem:
+            return Subproblem(
+                lambda at: rebel_loss(instance, at, batch, beta),
+                lambda at: rebel_gradient(instance, at, batch, beta),
+                eta,
+                descent=True,
+            )
+
+        observe = loop.observer(t, subproblem, batch=batch, log_sampling=log_reference, log_reference=log_reference)
         for k in range(inner_steps):
             observe(k, theta)
             with np.errstate(over="ignore", invalid="ignore"):
                 gradient = unchecked_rebel_gradient(instance, theta, batch, beta)
-            theta = ascent_step(theta, -eta, gradient, t, k + 1)  # descent on the loss
-            recorder.count_gradient_steps()
-            if record_each_step:
-                recorder.record_iterate(instance, unchecked_log_policy(instance, theta))
+            theta = loop.step(theta, -eta, gradient, t, k)  # descent on the loss
         observe(inner_steps, theta)
-        log_probs = unchecked_log_policy(instance, theta)
-        inner_kl.append(unchecked_expected_kl(instance, log_probs, log_target))
-        if not record_each_step:
-            recorder.record_iterate(instance, log_probs)
-        thetas.append(theta)
-    return recorder.finish(thetas=thetas, inner_kl=inner_kl)
+        loop.end_iteration(theta, log_reference)
+    return loop.finish()

@@ -1,26 +1,21 @@
-"""What every algorithm's inner loop shares: a checked gradient step, a stability check and the diagnostics hook.
+"""What every algorithm's inner step shares: a checked gradient step and the checks of its size and strength.
 
-The algorithms in :mod:`covpo.algorithms` write their loops out in full; the pieces here
-are the only ones they call for bookkeeping. :func:`ascent_step` refuses to hand back a
+The algorithms in :mod:`covpo.algorithms` write their loops out in full (their bookkeeping is
+:class:`covpo.algorithms.outer_loop.OuterLoop`). :func:`ascent_step` refuses to hand back a
 non-finite iterate, :func:`check_step_stability` warns once at the start of a run whose
-learning rate is far beyond the stable range of its KL term, and :func:`inner_step_observer`
-turns an optional ``on_inner_step`` callback into a function the inner loop calls at every
-iterate ``k = 0, ..., K``.
+learning rate is far beyond the stable range of its KL term, :func:`finite_result` names
+``beta`` when a public loss or gradient leaves the floating-point range, and
+:func:`check_squared_loss_beta` bounds the strength of the squared losses of paper section 4.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cached_property
-
 import numpy as np
 
-from covpo.batches import ResponseBatch
 from covpo.instances import BanditInstance
 from covpo.policy_classes import PolicyClass, SoftmaxLinear
-from covpo.trajectory import TrajectoryRecorder
+from covpo.validation import check_count, check_positive
 
 STABILITY_MARGIN = 100.0
 """How far beyond the stable range ``eta * curvature < 2`` a step must be before :func:`check_step_stability` warns.
@@ -117,16 +112,6 @@ def finite_result(result: np.ndarray | float, beta: float) -> np.ndarray | float
     return result
 
 
-def check_policy_class(name: str, instance: BanditInstance, policy: object) -> PolicyClass:
-    """``policy`` if it has the methods of a :class:`~covpo.policy_classes.PolicyClass`; softmax-linear over ``instance`` for ``None``."""
-    if policy is None:
-        return SoftmaxLinear(instance)
-    methods = ("log_policy", "batch_score_average", "population_score_sum")
-    if not all(callable(getattr(policy, method, None)) for method in methods) or not hasattr(policy, "initial_params"):
-        raise ValueError(f"{name} must be a PolicyClass (or None for softmax-linear), got {policy!r}")
-    return policy
-
-
 def ascent_step(theta: np.ndarray, eta: float, direction: np.ndarray, iteration: int, inner_step: int) -> np.ndarray:
     """``theta + eta direction``, or ``FloatingPointError`` naming the outer iteration and inner step if it is not finite.
 
@@ -144,88 +129,28 @@ def ascent_step(theta: np.ndarray, eta: float, direction: np.ndarray, iteration:
     return stepped
 
 
-@dataclass(frozen=True, eq=False)
-class InnerStep:
-    """One inner iterate ``theta_{t,k}`` on its reused batch, as a diagnostics callback sees it.
+MAX_BETA = float(np.sqrt(np.finfo(float).max))
+"""The largest ``beta`` the squared losses accept: they scale with ``beta^2``, which must stay finite."""
 
-    Attributes
-    ----------
-    instance
-        The bandit.
-    iteration, inner_step
-        ``t`` and ``k`` (``k = 0`` is the start of the inner loop, ``k = K`` the iterate handed back).
-    gradient_steps
-        Cumulative gradient steps of the run at this iterate.
-    theta
-        The iterate.
-    batch
-        The batch the inner loop reuses.
-    log_sampling
-        ``log pi_old(y|x)``, the table of the policy the batch was drawn from.
-    clip_mask
-        Which samples the algorithm's clip removes, as a function of ``log w_i``; ``None`` when
-        nothing is clipped.
-    policy
-        The policy class ``theta`` parametrizes.
+
+def check_squared_loss_beta(beta: float, name: str = "beta") -> float:
+    """Return ``beta`` if it is finite, ``> 0`` and its square is finite (the squared losses of paper section 4 scale with ``beta^2``)."""
+    beta = check_positive(name, beta)
+    if beta >= MAX_BETA:
+        raise ValueError(f"{name} must be below {MAX_BETA:.3g} (the squared losses scale with {name}^2), got {beta!r}")
+    return beta
+
+
+def check_sampled_apmd(*, beta: float, eta: float, n_iterations: int, batch_size: int, inner_steps: int) -> dict[str, object]:
+    """The rules every sampled instance of APMD applies to the hyperparameters they share (paper section 3.1).
+
+    ``beta > 0`` (a reset subproblem needs a KL term), ``eta > 0``, and counts ``T``, ``N`` and
+    ``K`` of at least 1; returned checked. Each algorithm's own validator starts from these.
     """
-
-    instance: BanditInstance
-    iteration: int
-    inner_step: int
-    gradient_steps: int
-    theta: np.ndarray
-    batch: ResponseBatch
-    log_sampling: np.ndarray
-    clip_mask: Callable[[np.ndarray], np.ndarray] | None
-    policy: PolicyClass
-
-    @cached_property
-    def log_probs(self) -> np.ndarray:
-        """``log pi_theta(y|x)`` at this iterate."""
-        return self.policy.log_policy(self.theta)
-
-    @cached_property
-    def batch_log_ratio(self) -> np.ndarray:
-        """``log w_i = log pi_theta(y_i|x_i) - log pi_old(y_i|x_i)`` on the batch."""
-        return self.log_probs[self.batch.prompts, self.batch.responses] - self.batch.log_sampling
-
-    @property
-    def clip_fraction(self) -> float:
-        """Fraction of the batch the clip removes at this iterate (0 without a clip)."""
-        return 0.0 if self.clip_mask is None else float(np.mean(self.clip_mask(self.batch_log_ratio)))
-
-
-InnerStepCallback = Callable[[InnerStep], None]
-
-
-def inner_step_observer(
-    on_inner_step: InnerStepCallback | None,
-    instance: BanditInstance,
-    iteration: int,
-    batch: ResponseBatch,
-    log_sampling: np.ndarray,
-    recorder: TrajectoryRecorder,
-    clip_mask: Callable[[np.ndarray], np.ndarray] | None = None,
-    policy: PolicyClass | None = None,
-) -> Callable[[int, np.ndarray], None]:
-    """``observe(k, theta)`` for one outer iteration: hands an :class:`InnerStep` to ``on_inner_step``; a no-op without one."""
-    if on_inner_step is None:
-        return lambda inner_step, theta: None
-    policy = SoftmaxLinear(instance) if policy is None else policy
-
-    def observe(inner_step: int, theta: np.ndarray) -> None:
-        on_inner_step(
-            InnerStep(
-                instance=instance,
-                iteration=iteration,
-                inner_step=inner_step,
-                gradient_steps=recorder.gradient_steps,
-                theta=theta,
-                batch=batch,
-                log_sampling=log_sampling,
-                clip_mask=clip_mask,
-                policy=policy,
-            )
-        )
-
-    return observe
+    return {
+        "beta": check_positive("beta", beta),
+        "eta": check_positive("eta", eta),
+        "n_iterations": check_count("n_iterations", n_iterations),
+        "batch_size": check_count("batch_size", batch_size),
+        "inner_steps": check_count("inner_steps", inner_steps),
+    }

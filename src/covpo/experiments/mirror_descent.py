@@ -210,7 +210,14 @@ def comparator_guarantee(
             raise ValueError(f"comparators[{name!r}] must hold three non-negative class masses summing to one, got {masses!r}")
         tables.append(masses)
     resets = np.arange(n_iterations + 1) * inner_steps
-    apmd = exact_apmd_run(instance, beta, inner_steps, eta=eta, max_steps=int(resets[-1]), record_steps=resets)
+    apmd = exact_apmd_run(
+        instance,
+        beta=beta,
+        inner_steps=inner_steps,
+        eta=eta,
+        gradient_steps=int(resets[-1]),
+        record_steps=resets,
+    )
     log_policies = apmd.class_log_probs
     rewards_by_class = instance.rewards
     shifted = log_policies[:-1] + rewards_by_class / beta

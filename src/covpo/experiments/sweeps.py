@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import covpo
-from covpo.algorithms import ALGORITHMS, Algorithm
+from covpo.algorithms import ALGORITHMS, Algorithm, IterationCosts
 from covpo.experiments.parallel import run_tasks
 from covpo.fits import fit_line
 from covpo.instances import BanditInstance
@@ -69,8 +69,10 @@ class Method:
     ------
     ValueError
         At construction, for a setting the algorithm would reject (an unknown KL estimator, a
-        clip width outside ``(0, 1)``, a group of one, ``delta`` outside ``(0, 1)``, ...), so that
-        a configuration error is never mistaken for a run that diverged.
+        clip width outside ``(0, 1)``, a group of one, ``delta`` outside ``(0, 1)``, a missing
+        hyperparameter, ...), checked at every learning rate by the algorithm's own validator
+        (:meth:`covpo.algorithms.Algorithm.check`), so that a configuration error is never
+        mistaken for a run that diverged.
     """
 
     label: str
@@ -93,7 +95,6 @@ class Method:
                     f"hyperparameters must be arguments of {self.algorithm!r} other than {SWEEP_ARGUMENTS} and "
                     f"{tuple(self.definition.fixed)}; got {name!r} (allowed: {sorted(allowed)})"
                 )
-        self.definition.check_hyperparameters(self.hyperparameters)
         object.__setattr__(self, "hyperparameters", dict(self.hyperparameters))
         if isinstance(self.etas, (str, bytes)) or not isinstance(self.etas, Sequence):
             raise ValueError(f"etas must be a tuple of learning rates, got {self.etas!r}")
@@ -106,6 +107,8 @@ class Method:
         elif etas:
             raise ValueError(f"etas must be empty: {self.algorithm!r} takes no learning rate, got {self.etas!r}")
         object.__setattr__(self, "etas", etas)
+        for eta in self.learning_rates:
+            self.definition.check({**self.hyperparameters, **({} if eta is None else {"eta": eta})})
 
     @property
     def definition(self) -> Algorithm:
@@ -122,20 +125,24 @@ class Method:
         """Outer iterations (steps for REINFORCE), or 1 for an algorithm without them (Best-of-N)."""
         return int(self.hyperparameters.get("n_iterations", 1))
 
+    def iteration_costs(self, instance: BanditInstance | None = None) -> IterationCosts:
+        """What one outer iteration spends, from the registry's record (``instance`` only where the costs depend on it)."""
+        return self.definition.iteration_costs(self.hyperparameters, instance)
+
     @property
     def responses_per_iteration(self) -> int:
         """Responses one outer iteration samples (the registry's count, e.g. ``N G`` for GRPO, ``2 N`` for Rebel)."""
-        return self.definition.responses_per_iteration({**self.definition.fixed, **self.hyperparameters})
+        return self.iteration_costs().responses
 
     @property
     def steps_per_iteration(self) -> int:
-        """Gradient steps one outer iteration takes (the registry's count, e.g. ``K``)."""
-        return self.definition.steps_per_iteration({**self.definition.fixed, **self.hyperparameters})
+        """Gradient steps one outer iteration takes (the registry's count, e.g. ``K``; one per exact solve)."""
+        return self.iteration_costs().gradient_steps
 
     @property
     def rounds_per_iteration(self) -> int:
-        """Rounds of batch generation one outer iteration takes, one fresh batch for a method that samples, none otherwise."""
-        return 1 if self.definition.samples else 0
+        """Rounds of batch generation one outer iteration takes (the registry's count)."""
+        return self.iteration_costs().generation_rounds
 
     @property
     def response_budget(self) -> int:
@@ -147,6 +154,11 @@ class Method:
         """Gradient steps the whole budget takes."""
         return self.n_iterations * self.steps_per_iteration
 
+    @property
+    def round_budget(self) -> int:
+        """Rounds of batch generation the whole budget takes."""
+        return self.n_iterations * self.rounds_per_iteration
+
     def with_hyperparameters(self, **changes: object) -> Method:
         """The same method with some hyperparameters changed or added."""
         return dataclasses.replace(self, hyperparameters={**self.hyperparameters, **changes})
@@ -154,10 +166,11 @@ class Method:
     def with_response_budget(self, response_budget: int) -> Method:
         """The method with ``n_iterations`` set so that it samples at most ``response_budget`` responses.
 
-        A method that samples nothing is returned unchanged.
+        A method that draws no responses from its generator (an exact method, Best-of-N) is
+        returned unchanged.
         """
         response_budget = check_count("response_budget", response_budget)
-        if self.responses_per_iteration == 0:
+        if not self.definition.samples:
             return self
         n_iterations = response_budget // self.responses_per_iteration
         if n_iterations < 1:

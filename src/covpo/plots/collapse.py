@@ -437,7 +437,14 @@ def collapse_explorer_figure(gap: float, beta: float, eta: float, budget: int) -
     eta = check_positive("eta", eta)
     budget = check_count("budget", budget)
     instance = collapse_instance(gap)
-    run = exact_collapse_run(instance, eta=eta, max_steps=budget, beta=beta if beta > 0 else None, eps=gap / 2, n_records=120)
+    run = exact_collapse_run(
+        instance,
+        eta=eta,
+        n_iterations=budget,
+        beta=beta if beta > 0 else None,
+        eps=gap / 2,
+        n_records=120,
+    )
     trajectory = run.trajectory
     steps = _step_axis(trajectory.gradient_steps)
     figure = new_figure(COLUMN_WIDTH, 5.6, constrained=False)

@@ -29,15 +29,15 @@ ALGORITHM_GROUPS = (
 )
 """The three groups of the head-to-head figure, one row of panels each."""
 
-BASELINE_ALGORITHMS = ("best_of_n", "filtered_sft")
-"""Algorithms whose cost is governed by coverage by construction (Best-of-N and filtered SFT)."""
-
-
 def algorithm_group(method: Method) -> int:
-    """Position in :data:`ALGORITHM_GROUPS` of ``method``'s group (resets: the registry's ``resets``)."""
+    """Position in :data:`ALGORITHM_GROUPS` of ``method``'s group, from the registry's record.
+
+    Resets: its ``resets``; the coverage-governed baselines (Best-of-N, SFT on filtered samples)
+    are the methods that sample from the base model only (``on_policy`` false).
+    """
     if method.definition.resets:
         return 1
-    if method.algorithm in BASELINE_ALGORITHMS:
+    if not method.definition.on_policy:
         return 2
     return 0
 
@@ -242,7 +242,7 @@ def small_head_to_head_widget() -> Explorable:
         Method("APMD, exact targets", "apmd_exact", {"beta": 1.0, "n_iterations": 30}),
         Method("PPO-Lite", "ppo_lite", {"beta": 1.0, "batch_size": 64, "inner_steps": 5, "n_iterations": 6}, (8.0,)),
         Method("REINFORCE", "reinforce", {"batch_size": 16, "n_iterations": 40}, (8.0,)),
-        Method("Best-of-N", "best_of_n", {}),
+        Method("Best-of-N", "best_of_n", {"delta": 0.04}),
     )
     families = (
         ("small collapse", (10.0, 40.0), lambda c: stacked_collapse_instance(1, 0.2, c, n_zero=20)),

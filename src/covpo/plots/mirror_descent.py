@@ -437,8 +437,9 @@ def _widget_reinforce_runs(eta: float, budget: int) -> tuple[CollapseRun, Collap
     """The widget's REINFORCE runs (drawn, and stopped at eps), shared by every frame: no APMD slider moves them."""
     instance = collapse_instance(FIGURE_GAP)
     beta = _widget_reinforce_beta(FIGURE_GAP)
-    drawn = exact_collapse_run(instance, eta, budget, beta=beta, n_records=WIDGET_RECORDS, progress=False)
-    first = exact_collapse_run(instance, eta, budget, beta=beta, eps=instance.gap / 2, n_records=2, progress=False)
+    settings = {"eta": eta, "n_iterations": budget, "beta": beta, "progress": False}
+    drawn = exact_collapse_run(instance, **settings, n_records=WIDGET_RECORDS)
+    first = exact_collapse_run(instance, **settings, eps=instance.gap / 2, n_records=2)
     return drawn, first
 
 
@@ -479,8 +480,9 @@ def apmd_explorer_figure(beta: float, inner_steps: int, eta: float, budget: int)
     eps = instance.gap / 2
     reinforce_beta = _widget_reinforce_beta(FIGURE_GAP)
     reinforce, reinforce_first = _widget_reinforce_runs(eta, budget)
-    apmd = exact_apmd_run(instance, beta, inner_steps, eta=eta, max_steps=budget, n_records=WIDGET_RECORDS, progress=False)
-    apmd_first = exact_apmd_run(instance, beta, inner_steps, eta=eta, max_steps=budget, eps=eps, n_records=2, progress=False)
+    settings = {"beta": beta, "inner_steps": inner_steps, "eta": eta, "gradient_steps": budget, "progress": False}
+    apmd = exact_apmd_run(instance, **settings, n_records=WIDGET_RECORDS)
+    apmd_first = exact_apmd_run(instance, **settings, eps=eps, n_records=2)
     figure = new_figure(COLUMN_WIDTH, 4.4, constrained=False)
     axes_pair = figure.subplots(
         1, 2, gridspec_kw={"left": 0.09, "right": 0.98, "bottom": 0.27, "top": 0.8, "wspace": 0.3}

@@ -21,7 +21,8 @@ from covpo.plots.ppo import widget_instance
 from covpo.policies import log_policy
 from covpo.trajectory import Trajectory
 from covpo import run
-from covpo.algorithms.squared_loss import check_squared_loss_beta, normalizer
+from covpo.algorithms.steps import check_squared_loss_beta
+from covpo.experiments.population import normalizer
 from covpo.experiments.squared_loss import (
     BaselineBiasSweep,
     BatchSizeStudy,

@@ -235,7 +235,9 @@ def _as_record_steps(record_steps: Sequence[int] | None, max_steps: int, n_recor
         return _log_spaced_steps(max_steps, check_count("n_records", n_records))
     steps = np.unique(check_index_array("record_steps", record_steps, max_steps + 1))
     if steps.ndim != 1 or steps.size == 0:
-        raise ValueError(f"record_steps must be a non-empty list of steps in [0, max_steps={max_steps}], got {record_steps!r}")
+        raise ValueError(
+            f"record_steps must be a non-empty list of steps in [0, {max_steps}] (the budget), got {record_steps!r}"
+        )
     return steps
 
 
@@ -327,13 +329,13 @@ def _assemble_run(
     return CollapseRun(instance, trajectory, logits, eps, bool(runs.reached[index]))
 
 
-def _settings(instance: CollapseInstance, eta: float, beta: float | None, eps: float | None, max_steps: int) -> dict:
+def _settings(instance: CollapseInstance, eta: float, beta: float | None, eps: float | None, **budget: int) -> dict:
     return {
         "gap": instance.gap,
         "beta": beta,
         "eta": eta,
         "eps": eps,
-        "max_steps": max_steps,
+        **budget,
         "optimal_prob": instance.optimal_prob,
         "distractor_prob": instance.distractor_prob,
         "n_zero": instance.n_zero,
@@ -342,8 +344,9 @@ def _settings(instance: CollapseInstance, eta: float, beta: float | None, eps: f
 
 def exact_collapse_run(
     instance: CollapseInstance,
+    *,
     eta: float = DEFAULT_ETA,
-    max_steps: int = DEFAULT_MAX_STEPS,
+    n_iterations: int = DEFAULT_MAX_STEPS,
     beta: float | None = None,
     eps: float | None = None,
     n_records: int = DEFAULT_N_RECORDS,
@@ -354,7 +357,8 @@ def exact_collapse_run(
 
     Gradient ascent ``theta <- theta + eta grad J_beta(pi_theta; pi_0)`` on the per-member
     logits, ``beta = None`` meaning plain ``J``. Stops at the first step with
-    ``J* - J <= eps`` when ``eps`` is given, else after ``max_steps`` steps.
+    ``J* - J <= eps`` when ``eps`` is given, else after ``n_iterations`` steps. The arguments are
+    spelled as for ``covpo.run("reinforce_exact", ...)``, whose iterations are its steps.
 
     Parameters
     ----------
@@ -362,7 +366,7 @@ def exact_collapse_run(
         A :class:`~covpo.collapse_instance.CollapseInstance`.
     eta
         Learning rate, ``> 0``.
-    max_steps
+    n_iterations
         Budget of gradient steps.
     beta
         Strength of the KL penalty toward the fixed base model, ``> 0``, or ``None``.
@@ -371,32 +375,33 @@ def exact_collapse_run(
     n_records
         Number of log-spaced steps to record (ignored when ``record_steps`` is given).
     record_steps
-        Explicit steps to record instead, each in ``[0, max_steps]``.
+        Explicit steps to record instead, each in ``[0, n_iterations]``.
     progress
         Show a progress bar on stderr; by default only for long runs.
     """
     instance = _check_instance(instance)
     eta = check_positive("eta", eta)
-    max_steps = check_count("max_steps", max_steps)
+    n_iterations = check_count("n_iterations", n_iterations)
     beta = _check_beta(beta)
     eps = _check_eps(eps)
-    steps = _as_record_steps(record_steps, max_steps, n_records)
+    steps = _as_record_steps(record_steps, n_iterations, n_records)
     runs = _run_exact(
         [instance],
         np.array([eta]),
         np.array([0.0 if beta is None else beta]),
         np.array([-1.0 if eps is None else eps]),
-        max_steps,
+        n_iterations,
         steps,
         progress,
     )
-    return _assemble_run(instance, runs, 0, _settings(instance, eta, beta, eps, max_steps), eps)
+    return _assemble_run(instance, runs, 0, _settings(instance, eta, beta, eps, n_iterations=n_iterations), eps)
 
 
 def run_exact_reinforce(
     instance: CollapseInstance,
+    *,
     eta: float = DEFAULT_ETA,
-    max_steps: int = DEFAULT_MAX_STEPS,
+    n_iterations: int = DEFAULT_MAX_STEPS,
     beta: float | None = None,
     eps: float | None = None,
     n_records: int = DEFAULT_N_RECORDS,
@@ -407,7 +412,9 @@ def run_exact_reinforce(
     Its ``min_log10_coverage`` is the minimum over every step, and ``steps_to_eps(eps)`` is
     exact, because the lowest-coverage step and the first eps-optimal step are recorded.
     """
-    return exact_collapse_run(instance, eta, max_steps, beta, eps, n_records, progress=progress).trajectory
+    return exact_collapse_run(
+        instance, eta=eta, n_iterations=n_iterations, beta=beta, eps=eps, n_records=n_records, progress=progress
+    ).trajectory
 
 
 @dataclass(frozen=True)
@@ -441,26 +448,27 @@ class ExactRunsSummary:
 
 def exact_reinforce_many(
     instances: Sequence[CollapseInstance],
-    etas: float | Sequence[float],
-    max_steps: int,
-    betas: float | None | Sequence[float | None] = None,
+    *,
+    eta: float | Sequence[float],
+    n_iterations: int,
+    beta: float | None | Sequence[float | None] = None,
     eps: float | None | Sequence[float | None] = None,
     progress: bool | None = None,
 ) -> ExactRunsSummary:
-    """Advance many exact runs in one compiled call, each until eps-optimality or the budget.
+    """Advance many exact runs in one compiled call, each until eps-optimality or ``n_iterations`` steps.
 
-    ``etas``, ``betas`` and ``eps`` are scalars (shared) or one value per instance; a
-    knob sweep passes one instance per knob value, a beta sweep one beta per run.
+    ``eta``, ``beta`` and ``eps`` are scalars (shared) or one value per instance; a knob sweep
+    passes one instance per knob value, a beta sweep one beta per run.
     """
     instances = _check_instances(instances)
-    max_steps = check_count("max_steps", max_steps)
+    n_iterations = check_count("n_iterations", n_iterations)
     n_runs = len(instances)
     runs = _run_exact(
         instances,
-        np.array([check_positive("etas", eta) for eta in _per_run("etas", etas, n_runs)]),
-        np.array([0.0 if beta is None else check_positive("betas", beta) for beta in _per_run("betas", betas, n_runs)]),
+        np.array([check_positive("eta", value) for value in _per_run("eta", eta, n_runs)]),
+        np.array([0.0 if value is None else check_positive("beta", value) for value in _per_run("beta", beta, n_runs)]),
         np.array([-1.0 if e is None else check_nonnegative("eps", e) for e in _per_run("eps", eps, n_runs)]),
-        max_steps,
+        n_iterations,
         np.zeros(0, dtype=np.int64),
         progress,
     )

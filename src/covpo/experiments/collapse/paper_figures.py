@@ -107,11 +107,9 @@ def _apmd_to_eps(
     instance: CollapseInstance, beta: float, inner_steps: int, eta: float, eps: float, max_steps: int
 ) -> CollapseRun:
     """An APMD run that stops at eps, recorded at every step (cheap: APMD is fast)."""
-    probe = exact_apmd_run(instance, beta, inner_steps, eta=eta, max_steps=max_steps, eps=eps, n_records=2)
-    last = probe.trajectory.total_gradient_steps
-    return exact_apmd_run(
-        instance, beta, inner_steps, eta=eta, max_steps=max_steps, eps=eps, record_steps=np.arange(last + 1)
-    )
+    settings = {"beta": beta, "inner_steps": inner_steps, "eta": eta, "gradient_steps": max_steps, "eps": eps}
+    last = exact_apmd_run(instance, **settings, n_records=2).trajectory.total_gradient_steps
+    return exact_apmd_run(instance, **settings, record_steps=np.arange(last + 1))
 
 
 @dataclass(frozen=True)
@@ -340,9 +338,10 @@ def figure_2a_data(
     reached = counts.reached_eps[0]
     fastest = int(counts.inner_steps[reached][np.argmin(counts.steps_to_eps[0][reached])])
     inner_steps = inner_steps_factor * fastest
-    probe = exact_collapse_run(instance, eta, max_steps, beta=reinforce_beta, eps=eps, n_records=2)
+    reinforce_settings = {"eta": eta, "n_iterations": max_steps, "beta": reinforce_beta}
+    probe = exact_collapse_run(instance, **reinforce_settings, eps=eps, n_records=2)
     reinforce_to_eps = exact_collapse_run(
-        instance, eta, max_steps, beta=reinforce_beta, eps=eps,
+        instance, **reinforce_settings, eps=eps,
         record_steps=np.union1d(log_spaced[log_spaced <= probe.trajectory.total_gradient_steps],
                                 probe.trajectory.total_gradient_steps),
     )
@@ -357,8 +356,10 @@ def figure_2a_data(
         inner_steps_sweep=counts,
         fastest_inner_steps=fastest,
         inner_steps=inner_steps,
-        reinforce=exact_collapse_run(instance, eta, max_steps, beta=reinforce_beta, record_steps=log_spaced),
-        apmd=exact_apmd_run(instance, apmd_beta, inner_steps, eta=eta, max_steps=max_steps, record_steps=log_spaced),
+        reinforce=exact_collapse_run(instance, **reinforce_settings, record_steps=log_spaced),
+        apmd=exact_apmd_run(
+            instance, beta=apmd_beta, inner_steps=inner_steps, eta=eta, gradient_steps=max_steps, record_steps=log_spaced
+        ),
         reinforce_to_eps=reinforce_to_eps,
         apmd_to_eps=apmd_to_eps,
         reinforce_steps_to_eps=reinforce_to_eps.steps_to_eps,
@@ -528,27 +529,17 @@ def figure_1_data(
     inner_steps = check_count("inner_steps", inner_steps)
     max_steps = check_count("max_steps", max_steps)
     log_spaced = _log_spaced_steps(max_steps, check_count("n_records", n_records))
-    weak_to_eps = exact_collapse_run(instance, eta, max_steps, beta=weak_beta, eps=eps, n_records=2)
-    resets_to_eps = exact_apmd_run(
-        instance, strong_beta, inner_steps, eta=eta, max_steps=max_steps, eps=eps, n_records=2
-    ).trajectory.total_gradient_steps
+    reinforce_settings = {"eta": eta, "n_iterations": max_steps}
+    apmd_settings = {"beta": strong_beta, "inner_steps": inner_steps, "eta": eta, "gradient_steps": max_steps}
+    weak_to_eps = exact_collapse_run(instance, **reinforce_settings, beta=weak_beta, eps=eps, n_records=2)
+    resets_to_eps = exact_apmd_run(instance, **apmd_settings, eps=eps, n_records=2).trajectory.total_gradient_steps
     at_resets = np.append(np.arange(0, resets_to_eps + 1, inner_steps), resets_to_eps)
     weak = exact_collapse_run(
-        instance,
-        eta,
-        max_steps,
-        beta=weak_beta,
+        instance, **reinforce_settings, beta=weak_beta,
         record_steps=np.union1d(log_spaced, weak_to_eps.trajectory.total_gradient_steps),
     )
-    strong = exact_collapse_run(instance, eta, max_steps, beta=strong_beta, record_steps=log_spaced)
-    resets = exact_apmd_run(
-        instance,
-        strong_beta,
-        inner_steps,
-        eta=eta,
-        max_steps=max_steps,
-        record_steps=np.union1d(log_spaced, at_resets),
-    )
+    strong = exact_collapse_run(instance, **reinforce_settings, beta=strong_beta, record_steps=log_spaced)
+    resets = exact_apmd_run(instance, **apmd_settings, record_steps=np.union1d(log_spaced, at_resets))
     return Figure1Data(
         instance=instance,
         eps=eps,

@@ -24,18 +24,18 @@ DENSE_RECORDS = 6000
 """Log-spaced records of the dense run; near the end of a run their spacing is under 0.3 % of its steps."""
 
 
-def _dense_run(instance: CollapseInstance, eta: float, max_steps: int, n_records: int) -> CollapseRun:
+def _dense_run(instance: CollapseInstance, eta: float, n_iterations: int, n_records: int) -> CollapseRun:
     """Exact REINFORCE to ``eps = gap / 2`` with ``n_records`` log-spaced records."""
     instance = _check_instance(instance)
     run = exact_collapse_run(
         instance,
         eta=check_positive("eta", eta),
-        max_steps=check_count("max_steps", max_steps),
+        n_iterations=check_count("n_iterations", n_iterations),
         eps=instance.gap / 2,
         n_records=check_count("n_records", n_records, minimum=100),
     )
     if not run.reached_eps:
-        raise ValueError(f"the run did not reach eps = gap / 2 within max_steps={max_steps}; raise max_steps")
+        raise ValueError(f"the run did not reach eps = gap / 2 within n_iterations={n_iterations}; raise n_iterations")
     return run
 
 
@@ -66,9 +66,10 @@ class SlideProfile:
 
 def slide_profile(
     instance: CollapseInstance,
+    *,
     eta: float = DEFAULT_ETA,
     start_step: int = 1000,
-    max_steps: int = DEFAULT_MAX_STEPS,
+    n_iterations: int = DEFAULT_MAX_STEPS,
     n_records: int = DENSE_RECORDS,
     run: CollapseRun | None = None,
 ) -> SlideProfile:
@@ -82,7 +83,7 @@ def slide_profile(
         Learning rate.
     start_step
         First step counted as the slide (the zero block must have drained by then).
-    max_steps
+    n_iterations
         Budget of the run to ``eps = gap / 2``.
     n_records
         Log-spaced records of the run (ignored when ``run`` is given).
@@ -91,7 +92,7 @@ def slide_profile(
     """
     start_step = check_count("start_step", start_step)
     if run is None:
-        run = _dense_run(instance, eta, max_steps, n_records)
+        run = _dense_run(instance, eta, n_iterations, n_records)
     elif not isinstance(run, CollapseRun) or run.instance != _check_instance(instance):
         raise ValueError("run must be a CollapseRun of the same instance")
     trajectory = run.trajectory
@@ -159,9 +160,10 @@ class RecoveryProfile:
 
 def recovery_profile(
     instance: CollapseInstance,
+    *,
     eta: float = DEFAULT_ETA,
     rise_decades: Sequence[float] | np.ndarray = (0.5, 1.0, 2.0),
-    max_steps: int = DEFAULT_MAX_STEPS,
+    n_iterations: int = DEFAULT_MAX_STEPS,
     n_records: int = DENSE_RECORDS,
     run: CollapseRun | None = None,
 ) -> RecoveryProfile:
@@ -175,7 +177,7 @@ def recovery_profile(
         Learning rate.
     rise_decades
         Rises above the lowest coverage to time, each ``> 0``; each must be reached before eps.
-    max_steps
+    n_iterations
         Budget of the run.
     n_records
         Log-spaced records of the run (ignored when ``run`` is given).
@@ -186,7 +188,7 @@ def recovery_profile(
     if rise_decades.size == 0 or np.any(rise_decades <= 0):
         raise ValueError(f"rise_decades must hold positive numbers of decades, got {rise_decades!r}")
     if run is None:
-        run = _dense_run(instance, eta, max_steps, n_records)
+        run = _dense_run(instance, eta, n_iterations, n_records)
     elif not isinstance(run, CollapseRun) or run.instance != _check_instance(instance) or not run.reached_eps:
         raise ValueError("run must be a CollapseRun of the same instance that reached eps")
     trajectory = run.trajectory
@@ -211,13 +213,14 @@ def recovery_profile(
 
 def dense_collapse_run(
     instance: CollapseInstance,
+    *,
     eta: float = DEFAULT_ETA,
-    max_steps: int = DEFAULT_MAX_STEPS,
+    n_iterations: int = DEFAULT_MAX_STEPS,
     n_records: int = DENSE_RECORDS,
 ) -> CollapseRun:
     """Exact REINFORCE to ``eps = gap / 2`` with dense log-spaced records (paper section 2.1).
 
     The run :func:`slide_profile` and :func:`recovery_profile` measure; raises a ``ValueError``
-    when it does not reach eps within ``max_steps``.
+    when it does not reach eps within ``n_iterations``.
     """
-    return _dense_run(instance, eta, max_steps, n_records)
+    return _dense_run(instance, eta, n_iterations, n_records)

@@ -148,9 +148,9 @@ def inner_steps_sweep(
     grid_etas, grid_steps = np.meshgrid(etas, inner_steps, indexing="ij")
     summary = exact_apmd_many(
         [instance] * grid_etas.size,
-        grid_etas.ravel().tolist(),
-        max_steps,
-        betas=beta,
+        eta=grid_etas.ravel().tolist(),
+        gradient_steps=max_steps,
+        beta=beta,
         inner_steps=grid_steps.ravel().tolist(),
         eps=eps,
         progress=progress,
@@ -301,7 +301,13 @@ def apmd_steps_along_knob(
     instances = [collapse_instance(gap, optimal_prob, distractor_prob, n_zero) for gap in gaps]
     eps = eps_fraction * gaps
     summary = exact_apmd_many(
-        instances, eta, max_steps, betas=beta, inner_steps=inner_steps, eps=eps.tolist(), progress=progress
+        instances,
+        eta=eta,
+        gradient_steps=max_steps,
+        beta=beta,
+        inner_steps=inner_steps,
+        eps=eps.tolist(),
+        progress=progress,
     )
     reached = summary.reached_eps
     fit = fit_power(1.0 / gaps[reached], summary.steps[reached]) if np.count_nonzero(reached) >= 2 else None
@@ -432,8 +438,13 @@ def inner_accuracy_sweep(
         for j, steps in enumerate(inner_steps):
             budget = (max_steps // steps) * steps
             run = exact_apmd_run(
-                instance, beta, int(steps), eta=float(eta), max_steps=budget,
-                record_steps=np.arange(0, budget + 1, steps), progress=False,
+                instance,
+                beta=beta,
+                inner_steps=int(steps),
+                eta=float(eta),
+                gradient_steps=budget,
+                record_steps=np.arange(0, budget + 1, steps),
+                progress=False,
             )
             kl = inner_kl_per_reset(run, beta, int(steps))
             max_kl[i, j], median_kl[i, j] = kl.max(), np.median(kl)

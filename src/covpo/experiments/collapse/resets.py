@@ -59,10 +59,11 @@ DEFAULT_INNER_STEPS = 8
 
 def exact_apmd_run(
     instance: CollapseInstance,
+    *,
     beta: float = DEFAULT_APMD_BETA,
     inner_steps: int = DEFAULT_INNER_STEPS,
     eta: float = DEFAULT_ETA,
-    max_steps: int = DEFAULT_MAX_STEPS,
+    gradient_steps: int = DEFAULT_MAX_STEPS,
     eps: float | None = None,
     n_records: int = DEFAULT_N_RECORDS,
     record_steps: Sequence[int] | None = None,
@@ -71,11 +72,13 @@ def exact_apmd_run(
     """Exact-gradient APMD on the reduced state, from the base model (paper section 3.1 and Figure 2a).
 
     Outer iteration ``t`` resets the reference to ``pi_t`` (the base model for ``t = 0``) and
-    takes ``inner_steps`` steps ``theta <- theta + eta grad J_beta(pi_theta; pi_t)``. The run
-    stops at the first step with ``J* - J <= eps`` when ``eps`` is given, else after
-    ``max_steps`` gradient steps, which need not be a multiple of ``inner_steps``. The record
-    at step ``s`` has counted ``ceil(s / inner_steps)`` resets, as :func:`covpo.algorithms.mirror_descent.apmd`
-    counts them; its KL is to the base model.
+    takes ``inner_steps`` steps ``theta <- theta + eta grad J_beta(pi_theta; pi_t)``, as
+    ``covpo.run("apmd", ...)`` does. The budget is counted in gradient steps, the horizontal axis
+    of paper Figure 2a, so that it compares with REINFORCE's at equal steps: the run stops at the
+    first step with ``J* - J <= eps`` when ``eps`` is given, else after ``gradient_steps`` steps,
+    which need not be a multiple of ``inner_steps``. The record at step ``s`` has counted
+    ``ceil(s / inner_steps)`` resets, as :func:`covpo.algorithms.mirror_descent.apmd` counts them;
+    its KL is to the base model.
 
     Parameters
     ----------
@@ -87,14 +90,14 @@ def exact_apmd_run(
         Exact gradient steps per reset, ``>= 1``.
     eta
         Learning rate, ``> 0``.
-    max_steps
+    gradient_steps
         Budget of gradient steps, all outer iterations together.
     eps
         Stop at eps-optimality; ``None`` runs the whole budget.
     n_records
         Number of log-spaced steps to record (ignored when ``record_steps`` is given).
     record_steps
-        Explicit steps to record instead, each in ``[0, max_steps]``.
+        Explicit steps to record instead, each in ``[0, gradient_steps]``.
     progress
         Show a progress bar on stderr; by default only for long runs.
     """
@@ -102,48 +105,49 @@ def exact_apmd_run(
     beta = check_positive("beta", beta)
     inner_steps = check_count("inner_steps", inner_steps)
     eta = check_positive("eta", eta)
-    max_steps = check_count("max_steps", max_steps)
+    gradient_steps = check_count("gradient_steps", gradient_steps)
     eps = _check_eps(eps)
-    steps = _as_record_steps(record_steps, max_steps, n_records)
+    steps = _as_record_steps(record_steps, gradient_steps, n_records)
     runs = _run_exact(
         [instance],
         np.array([eta]),
         np.array([beta]),
         np.array([-1.0 if eps is None else eps]),
-        max_steps,
+        gradient_steps,
         steps,
         progress,
         inner_steps=np.array([inner_steps]),
     )
-    settings = {**_settings(instance, eta, beta, eps, max_steps), "inner_steps": inner_steps}
+    settings = {**_settings(instance, eta, beta, eps, gradient_steps=gradient_steps), "inner_steps": inner_steps}
     return _assemble_run(instance, runs, 0, settings, eps, algorithm=APMD_NAME, inner_steps=inner_steps)
 
 
 def exact_apmd_many(
     instances: Sequence[CollapseInstance],
-    etas: float | Sequence[float],
-    max_steps: int,
-    betas: float | Sequence[float] = DEFAULT_APMD_BETA,
+    *,
+    eta: float | Sequence[float],
+    gradient_steps: int,
+    beta: float | Sequence[float] = DEFAULT_APMD_BETA,
     inner_steps: int | Sequence[int] = DEFAULT_INNER_STEPS,
     eps: float | None | Sequence[float | None] = None,
     progress: bool | None = None,
 ) -> ExactRunsSummary:
-    """Advance many exact APMD runs in one compiled call, each until eps-optimality or the budget.
+    """Advance many exact APMD runs in one compiled call, each until eps-optimality or ``gradient_steps`` steps.
 
     The runs of :func:`exact_apmd_run` without records, with the arguments of
-    :func:`~covpo.experiments.collapse.engine.exact_reinforce_many`: ``etas``, ``betas``, ``inner_steps``
+    :func:`~covpo.experiments.collapse.engine.exact_reinforce_many`: ``eta``, ``beta``, ``inner_steps``
     and ``eps`` are scalars (shared) or one value per instance, so a knob sweep passes one
     instance per knob value and an inner-step sweep one period per run (paper section 3.1, appendix C.1).
     """
     instances = _check_instances(instances)
-    max_steps = check_count("max_steps", max_steps)
+    gradient_steps = check_count("gradient_steps", gradient_steps)
     n_runs = len(instances)
     runs = _run_exact(
         instances,
-        np.array([check_positive("etas", eta) for eta in _per_run("etas", etas, n_runs)]),
-        np.array([check_positive("betas", beta) for beta in _per_run("betas", betas, n_runs)]),
+        np.array([check_positive("eta", value) for value in _per_run("eta", eta, n_runs)]),
+        np.array([check_positive("beta", value) for value in _per_run("beta", beta, n_runs)]),
         np.array([-1.0 if e is None else check_nonnegative("eps", e) for e in _per_run("eps", eps, n_runs)]),
-        max_steps,
+        gradient_steps,
         np.zeros(0, dtype=np.int64),
         progress,
         inner_steps=np.array([check_count("inner_steps", k) for k in _per_run("inner_steps", inner_steps, n_runs)]),

@@ -173,8 +173,9 @@ def _advance_sampled_run(
 
 def sampled_collapse_run(
     instance: CollapseInstance,
+    *,
     eta: float,
-    n_steps: int,
+    n_iterations: int,
     batch_size: int,
     rng: np.random.Generator,
     beta: float | None = None,
@@ -185,7 +186,8 @@ def sampled_collapse_run(
 ) -> Trajectory:
     """Stochastic REINFORCE on the collapse instance, ``batch_size`` responses per step (sampled, after paper section 2.1).
 
-    Each step draws responses from ``pi_theta`` and ascends
+    The reduced engine's ``covpo.run("reinforce", ...)``, spelled the same. Each step draws
+    responses from ``pi_theta`` and ascends
     ``mean_i A_i grad log pi(y_i)`` with ``A_i`` the (KL-shaped, when ``beta`` is given) reward
     minus a leave-one-out or batch-mean baseline. Zero-reward members are tracked only once
     sampled, which makes the run exact in distribution on blocks of any size. Reward,
@@ -197,7 +199,7 @@ def sampled_collapse_run(
         A :class:`~covpo.collapse_instance.CollapseInstance`.
     eta
         Learning rate, ``> 0``.
-    n_steps
+    n_iterations
         Budget of gradient steps.
     batch_size
         Responses per step.
@@ -217,14 +219,14 @@ def sampled_collapse_run(
     """
     instance = _check_instance(instance)
     eta = check_positive("eta", eta)
-    n_steps = check_count("n_steps", n_steps)
+    n_iterations = check_count("n_iterations", n_iterations)
     batch_size = check_count("batch_size", batch_size)
     beta = _check_beta(beta)
     eps = _check_eps(eps)
     leave_one_out = check_baseline(baseline, batch_size) == "leave_one_out"
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy Generator, got {type(rng).__name__}")
-    record_steps = _log_spaced_steps(n_steps, check_count("n_records", n_records))
+    record_steps = _log_spaced_steps(n_iterations, check_count("n_records", n_records))
     logits = instance.base_logits.copy()
     touched = np.empty(instance.n_zero)
     counts = np.array([0, 0, instance.n_zero, 0, 0], dtype=np.int64)
@@ -232,7 +234,7 @@ def sampled_collapse_run(
     lowest_record = np.array([0.0, np.nan, np.inf, np.nan])
     final_record = np.full(4, np.nan)
     chunk = max(CHUNK_STEPS // batch_size, 1)
-    with _progress_bar(n_steps * batch_size, progress, "sampled REINFORCE") as bar:
+    with _progress_bar(n_iterations * batch_size, progress, "sampled REINFORCE") as bar:
         while True:
             before = int(counts[0])
             _advance_sampled_run(
@@ -251,17 +253,19 @@ def sampled_collapse_run(
                 -1.0 if eps is None else eps,
                 batch_size,
                 leave_one_out,
-                min(before + chunk, n_steps),
+                min(before + chunk, n_iterations),
             )
             bar.update((int(counts[0]) - before) * batch_size)
-            if counts[3] or counts[0] >= n_steps:
+            if counts[3] or counts[0] >= n_iterations:
                 break
     rows = {int(row[0]): row for row in records[: counts[4]]}
     rows.setdefault(int(lowest_record[0]), lowest_record)
     rows[int(final_record[0])] = final_record
     kept = np.array([rows[step] for step in sorted(rows)])
     steps = kept[:, 0].astype(np.int64)
-    settings = {**_settings(instance, eta, beta, eps, n_steps), "batch_size": batch_size, "baseline": baseline}
+    settings = {
+        **_settings(instance, eta, beta, eps, n_iterations=n_iterations), "batch_size": batch_size, "baseline": baseline,
+    }
     return trajectory_from_arrays(
         "sampled REINFORCE",
         instance.optimal_value,
@@ -299,8 +303,9 @@ class SeedSweep:
 
 def sampled_reinforce_over_seeds(
     instance: CollapseInstance,
+    *,
     eta: float,
-    n_steps: int,
+    n_iterations: int,
     batch_size: int,
     n_seeds: int,
     seed: int | np.random.SeedSequence = 0,
@@ -313,7 +318,7 @@ def sampled_reinforce_over_seeds(
     """:func:`sampled_collapse_run` once per seed, each with its own generator spawned from ``seed``.
 
     Stochastic REINFORCE on our collapse instance (paper section 2.1); ``eps``
-    defaults to half the gap. Each run stops at eps-optimality or after ``n_steps``.
+    defaults to half the gap. Each run stops at eps-optimality or after ``n_iterations`` steps.
     """
     instance = _check_instance(instance)
     n_seeds = check_count("n_seeds", n_seeds)
@@ -325,10 +330,10 @@ def sampled_reinforce_over_seeds(
     trajectories = tuple(
         sampled_collapse_run(
             instance,
-            eta,
-            n_steps,
-            batch_size,
-            np.random.default_rng(child),
+            eta=eta,
+            n_iterations=n_iterations,
+            batch_size=batch_size,
+            rng=np.random.default_rng(child),
             beta=beta,
             eps=eps,
             baseline=baseline,

@@ -207,8 +207,8 @@ def learning_rate_grid(
     shape = (etas.size, gaps.size)
     summary = exact_reinforce_many(
         instances * etas.size,
-        np.repeat(etas, gaps.size).tolist(),
-        max_steps,
+        eta=np.repeat(etas, gaps.size).tolist(),
+        n_iterations=max_steps,
         eps=np.tile(eps_fraction * gaps, etas.size).tolist(),
         progress=progress,
     )

@@ -201,9 +201,9 @@ def steps_to_eps_sweep(
         betas = np.full(gaps.size, np.nan)
     summary = exact_reinforce_many(
         instances,
-        eta,
-        max_steps,
-        betas=[None if np.isnan(beta) else float(beta) for beta in betas],
+        eta=eta,
+        n_iterations=max_steps,
+        beta=[None if np.isnan(beta) else float(beta) for beta in betas],
         eps=eps.tolist(),
         progress=progress,
     )
@@ -296,7 +296,12 @@ def beta_sweep(
         raise ValueError(f"collapse_factor must be > 1, got {collapse_factor!r}")
     suboptimality = np.array([regularized_optimum_suboptimality(instance, beta) for beta in betas])
     summary = exact_reinforce_many(
-        [instance] * betas.size, eta, max_steps, betas=betas.tolist(), eps=eps, progress=progress
+        [instance] * betas.size,
+        eta=eta,
+        n_iterations=max_steps,
+        beta=betas.tolist(),
+        eps=eps,
+        progress=progress,
     )
     threshold = np.log10(instance.base_coverage / collapse_factor)
     return BetaSweep(
@@ -441,9 +446,9 @@ def beta_escape_map(
     suboptimality = np.array([[regularized_optimum_suboptimality(i, beta) for beta in betas] for i in instances])
     summary = exact_reinforce_many(
         [instance for instance in instances for _ in betas],
-        eta,
-        max_steps,
-        betas=np.tile(betas, gaps.size).tolist(),
+        eta=eta,
+        n_iterations=max_steps,
+        beta=np.tile(betas, gaps.size).tolist(),
         eps=np.repeat(eps, betas.size).tolist(),
         progress=progress,
     )

@@ -24,14 +24,16 @@ Cost conventions (decided here, stated in every table):
   natural-gradient step counts as one); *rounds* are rounds of batch generation (one per
   fresh batch drawn from the current policy, however many steps reuse it), the paper's
   third unit (section 1, "Implications");
-- **exact APMD** (:func:`covpo.algorithms.mirror_descent.apmd_exact`) samples nothing and
-  takes no gradient step; its cost is the number of outer iterations (exact solves), reported
-  in the steps column and marked ``exact`` in the responses column; so is **exact REINFORCE**
-  (population gradients, no responses);
-- **Best-of-N** is not a trained policy: its cost is ``N``, the responses drawn *per test
-  prompt*, with ``N = max_x ceil(log(1/delta) / -log(1 - c_0(x)))`` (paper section 1.3), so that
-  on every prompt it returns an optimal response with probability ``1 - delta``; its reward is
-  the exact value of the Best-of-N distribution and its steps are zero;
+- every cost is the registry's (:attr:`covpo.algorithms.Algorithm.costs`), the one its
+  trajectories count: **exact APMD** (:func:`covpo.algorithms.mirror_descent.apmd_exact`)
+  samples nothing and counts one step per outer iteration (an exact solve counts as one step,
+  as NPG's natural-gradient step does), marked ``exact`` in the responses column; so is
+  **exact REINFORCE** (population gradients, no responses);
+- **Best-of-N** is not a trained policy (the registry's ``trains`` is false): its cost is ``N``,
+  the responses drawn *per test prompt*, with ``N = max_x ceil(log(1/delta) / -log(1 - c_0(x)))``
+  (paper section 1.3) and ``delta = eps`` in the book's methods, so that on every prompt it
+  returns an optimal response with probability ``1 - eps``; its reward is the exact value of
+  the Best-of-N distribution and its steps are zero;
 - **SFT on filtered samples** draws responses from ``pi_0`` only, keeps the best ones and
   fits them by maximum likelihood; its cost is responses drawn plus gradient steps.
 
@@ -74,10 +76,6 @@ from covpo.validation import (
     check_seeds,
 )
 
-TEST_TIME_ALGORITHM = "best_of_n"
-"""The one test-time procedure; its cost is responses per test prompt, and nothing is trained."""
-OUTER_ITERATIONS_AS_STEPS = "apmd_exact"
-"""The algorithm whose steps column counts outer iterations (exact solves), the unit of its cost."""
 FAMILIES = ("collapse", "random")
 FAMILY_EPS = {"collapse": 0.04, "random": 0.05}
 """The accuracy target of each family (chapter 4's)."""
@@ -101,15 +99,15 @@ COSTS = ("responses", "steps", "rounds")
 
 
 def is_test_time(method: Method) -> bool:
-    """Whether ``method`` is a test-time procedure (Best-of-N), not a trained policy."""
+    """Whether ``method`` is a test-time procedure (the registry's ``trains`` is false: Best-of-N), not a trained policy."""
     check_instance("method", method, Method)
-    return method.algorithm == TEST_TIME_ALGORITHM
+    return not method.definition.trains
 
 
 def is_exact(method: Method) -> bool:
     """Whether ``method`` trains on population quantities: it samples nothing, so its cost is iterations or steps."""
     check_instance("method", method, Method)
-    return not method.definition.samples and not is_test_time(method)
+    return not method.definition.samples and method.definition.trains
 
 
 def is_deterministic(method: Method) -> bool:
@@ -118,44 +116,19 @@ def is_deterministic(method: Method) -> bool:
     return not method.definition.samples
 
 
-def step_budget(method: Method) -> int:
-    """Gradient steps the whole budget takes, as the steps column counts them (outer iterations for exact APMD)."""
-    check_instance("method", method, Method)
-    return method.n_iterations if method.algorithm == OUTER_ITERATIONS_AS_STEPS else method.step_budget
-
-
-def round_budget(method: Method) -> int:
-    """Rounds of batch generation the whole budget takes (none for a method that samples nothing, one for Best-of-N)."""
-    check_instance("method", method, Method)
-    if is_test_time(method):
-        return 1
-    return method.n_iterations * method.rounds_per_iteration
-
-
 def head_to_head_run(
     method: Method, instance: BanditInstance, eta: float | None, rng: np.random.Generator | None, *, eps: float
 ) -> Trajectory | None:
-    """Run ``method`` (:func:`~covpo.experiments.sweeps.run_unless_diverged`) and read it by the cost conventions.
+    """Run ``method`` (:func:`~covpo.experiments.sweeps.run_unless_diverged`); ``None`` if the run diverged.
 
-    Best-of-N without a ``delta`` runs at ``delta = eps`` (with rewards in ``[0, 1]`` its policy
-    is then eps-optimal); exact APMD's outer iterations (resets) are moved into the steps
-    column. Returns ``None`` if the run diverged.
+    ``eps`` is the accuracy the run is read at, checked here as every task's.
     """
     method = check_instance("method", method, Method)
     instance = check_instance("instance", instance, BanditInstance)
     eta = None if eta is None else check_positive("eta", eta)
     rng = None if rng is None else check_generator("rng", rng)
-    eps = check_positive("eps", eps)
-    if is_test_time(method) and "delta" not in method.hyperparameters:
-        method = method.with_hyperparameters(delta=eps)
-    trajectory = run_unless_diverged(method, instance, eta, rng)
-    if trajectory is None or method.algorithm != OUTER_ITERATIONS_AS_STEPS:
-        return trajectory
-    return dataclasses.replace(
-        trajectory,
-        gradient_steps=trajectory.reference_resets,
-        settings={**trajectory.settings, "steps_column": "outer iterations"},
-    )
+    check_positive("eps", eps)
+    return run_unless_diverged(method, instance, eta, rng)
 
 
 @dataclass(frozen=True)
@@ -208,7 +181,7 @@ def run_task(
     trajectory = head_to_head_run(method, instance, eta, np.random.default_rng(list(seed)), eps=eps)
     if trajectory is None:
         return RunOutcome(
-            False, method.response_budget, step_budget(method), np.nan, np.nan, np.inf, True, round_budget(method)
+            False, method.response_budget, method.step_budget, np.nan, np.nan, np.inf, True, method.round_budget
         )
     return outcome_of(trajectory, log_base_coverage, eps)
 
@@ -335,7 +308,7 @@ class HeadToHead:
 
         Columns: runs that reached eps; median responses, gradient steps and rounds of batch
         generation to eps over those runs (``exact``: none sampled; Best-of-N: per test prompt;
-        exact APMD's steps are outer iterations); the worst coverage loss over all runs in decades (``*`` after the name
+        an exact solve counts as one step); the worst coverage loss over all runs in decades (``*`` after the name
         marks more than half a prompt's base coverage lost); runs that diverged.
         ``str(table)`` gives it as aligned text.
         """
@@ -356,7 +329,7 @@ class HeadToHead:
                 f"(a loss above log10 2 = {HALF_COVERAGE_DECADES:.2f} decades).",
                 "Medians are over the runs that reached ε; '-': no run did. 'exact': the algorithm "
                 "samples nothing. Best-of-N is test-time: its cost is responses per test prompt and "
-                "nothing is trained. Exact APMD's steps are outer iterations.",
+                "nothing is trained. An exact solve (exact APMD's target) counts as one step.",
             ),
         )
 
@@ -628,7 +601,7 @@ def default_methods(family: str) -> tuple[Method, ...]:
     exact = (
         Method("APMD, exact targets", "apmd_exact", {"beta": 1.0, "n_iterations": 50}),
         Method("REINFORCE, exact gradient", "reinforce_exact", {"n_iterations": 1_000, "record_every": 10}, fixed_etas),
-        Method("Best-of-N", "best_of_n", {}),
+        Method("Best-of-N", "best_of_n", {"delta": FAMILY_EPS[family]}),
     )
     return sampling + exact
 

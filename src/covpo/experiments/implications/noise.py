@@ -83,19 +83,34 @@ def coverage_depth(instance: BanditInstance, trajectory: Trajectory) -> float:
     return float(np.min((trajectory.log_coverage - log_base)[:, support])) * LOG10_E
 
 
+SQUARED_LOSS_STEP_SCALE = {"kimipo": 2.0, "kimipo_norm": 2.0, "rebel_onpolicy": 4.0}
+"""``c`` in ``grad L(theta_t) = -c beta grad J(pi_t)`` for the squared losses of paper section 4.
+
+At the start of an inner loop (``pi_theta = pi_t``) the Kimi-style loss has gradient
+``-2 beta E[(r - b) s] = -2 beta grad J`` and the pairwise loss ``-4 beta grad J``, while APMD's
+``J_beta(.; pi_t)`` has gradient ``grad J``: a descent step of size ``eta`` on the loss is an APMD
+step of size ``c beta eta`` (their curvatures, ``2 beta^2`` and ``4 beta^2`` against ``beta`` times
+the Fisher information, scale the same way).
+"""
+
+
 def exact_counterpart(method: Method, instance: BanditInstance) -> Trajectory | None:
     """The exact-gradient run nearest to ``method`` (see the module docstring), or ``None`` if there is none.
 
     Same number of gradient steps as the sampled method (``n_iterations`` steps for REINFORCE
     and one-step GRPO, ``n_iterations`` resets of ``K`` steps for the reset methods), through
-    :func:`covpo.run` (``"reinforce_exact"`` or ``"apmd"``) at the method's first learning rate.
-    GRPO with a fixed reference has a counterpart only with one inner step and no KL; a method
-    without a learning rate has none.
+    :func:`covpo.run` (``"reinforce_exact"`` or ``"apmd"``) at the method's first learning rate,
+    scaled to the same step: ``1 - 1/G`` for GRPO's centred advantages with one inner step and a
+    fixed reference, ``c beta`` (:data:`SQUARED_LOSS_STEP_SCALE`) for the squared-loss methods.
+    GRPO with a fixed reference has a counterpart only with one inner step and no KL; GRPO whose
+    advantages are scaled by each group's standard deviation has none (the scaling divides every
+    group by its own random spread, which no fixed learning rate reproduces); a method without a
+    learning rate has none.
     """
     method = check_instance("method", method, Method)
     instance = check_instance("instance", instance, BanditInstance)
     h = method.hyperparameters
-    if not method.etas:
+    if not method.etas or h.get("scale_by_std", False):
         return None
     eta, n_iterations = method.etas[0], method.n_iterations
     if method.algorithm == "reinforce":
@@ -108,7 +123,9 @@ def exact_counterpart(method: Method, instance: BanditInstance) -> Trajectory | 
         return run("reinforce_exact", instance, eta=centred_eta, n_iterations=n_iterations)
     if not method.definition.resets:
         return None
-    return run("apmd", instance, beta=h["beta"], eta=eta, n_iterations=n_iterations, inner_steps=h["inner_steps"])
+    scale = SQUARED_LOSS_STEP_SCALE.get(method.algorithm)
+    step = eta if scale is None else scale * h["beta"] * eta
+    return run("apmd", instance, beta=h["beta"], eta=step, n_iterations=n_iterations, inner_steps=h["inner_steps"])
 
 
 def sampled_noise_run(

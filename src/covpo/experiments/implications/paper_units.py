@@ -35,7 +35,6 @@ from covpo.experiments.implications.head_to_head import (
     HeadToHead,
     default_methods,
     head_to_head,
-    is_test_time,
 )
 from covpo.experiments.sweeps import Method
 from covpo.families import COLLAPSE_N_ZERO, COLLAPSE_PROMPTS, stacked_collapse_instance
@@ -44,8 +43,6 @@ from covpo.validation import check_count, check_instance, check_option, check_po
 
 GROUPS = ("fixed", "resets")
 """The two groups the paper's claim compares, a fixed reference or none, and periodic resets."""
-BASELINE_ALGORITHMS = ("best_of_n", "filtered_sft")
-"""Methods in neither group; their cost is governed by coverage by construction."""
 HARDNESS_GAPS = (0.4, 0.2, 0.1)
 """Reward gaps of the collapse family's distractor, from easy to hard (chapter 4's is 0.2)."""
 HARDNESS_COVERAGE = 40.0
@@ -65,9 +62,13 @@ HARDNESS_RESET_METHODS = ("PPO-Lite", "GRPO, resets")
 
 
 def method_group(method: Method) -> str | None:
-    """``"resets"`` or ``"fixed"`` for a trained method that samples, ``None`` for the rest (exact methods, baselines)."""
+    """``"resets"`` or ``"fixed"`` for a trained method that samples, ``None`` for the rest (exact methods, baselines).
+
+    The baselines, Best-of-N and SFT on filtered samples, sample from the base model only (the
+    registry's ``on_policy`` is false); their cost is governed by coverage by construction.
+    """
     check_instance("method", method, Method)
-    if not method.definition.samples or is_test_time(method) or method.algorithm in BASELINE_ALGORITHMS:
+    if not method.definition.samples or not method.definition.on_policy:
         return None
     return "resets" if method.definition.resets else "fixed"
 

@@ -29,6 +29,7 @@ from covpo.validation import (
     check_log_distribution,
     check_positive,
     check_shape,
+    check_theta,
 )
 
 DEFAULT_WIDTH = 16
@@ -103,7 +104,7 @@ class TwoLayerNetwork:
 
     def check_params(self, params: np.ndarray) -> np.ndarray:
         """Return ``params`` as a finite float vector of length :attr:`n_params`, else raise ``ValueError``."""
-        return check_shape("params", check_finite_array("params", params, ndim=1), (self.n_params,))
+        return check_theta("params", params, (self.n_params,))
 
     def unpack(self, params: np.ndarray) -> NetworkParameters:
         """Split a flat vector into ``W, b, v, theta`` (views, not copies)."""

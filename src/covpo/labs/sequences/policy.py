@@ -25,6 +25,7 @@ from covpo.validation import (
     check_log_distribution,
     check_positive,
     check_shape,
+    check_theta,
 )
 
 from .instance import SequenceInstance, _check_instance
@@ -36,7 +37,7 @@ from .instance import SequenceInstance, _check_instance
 
 def _check_theta(instance: SequenceInstance, theta: np.ndarray) -> np.ndarray:
     _check_instance(instance)
-    return check_shape("theta", check_finite_array("theta", theta, ndim=3), instance.base_theta.shape)
+    return check_theta("theta", theta, instance.base_theta.shape)
 
 
 def next_token_log_probs(instance: SequenceInstance, theta: np.ndarray) -> np.ndarray:
@@ -243,7 +244,7 @@ class TokenPolicy:
     def token_logits(self, params: np.ndarray) -> np.ndarray:
         """The flat parameters as token logits, shape ``(n_prompts, n_prefixes, V)``."""
         theta = self.instance.base_theta
-        return check_shape("params", check_finite_array("params", params, ndim=1), (theta.size,)).reshape(theta.shape)
+        return check_theta("params", params, (theta.size,)).reshape(theta.shape)
 
     def log_policy(self, params: np.ndarray) -> np.ndarray:
         """``log pi_theta(y|x)`` over all sequences (:func:`sequence_log_policy`)."""

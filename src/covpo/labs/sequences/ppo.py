@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from covpo.algorithms.reinforce import leave_one_out_baseline
+from covpo.policies import leave_one_out_baseline
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import (
     check_count,

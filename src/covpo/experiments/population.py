@@ -1,33 +1,18 @@
-"""Squared-loss instances of APMD: KimiPO, KimiPO-Norm and Rebel-OnPolicy (paper section 4).
+"""The population analysis of the squared-loss instances of APMD (paper section 4, appendices I to L).
 
-Paper section 4, Algorithms 3 to 5, appendices I to L. The exact mirror-descent target of
-outer iteration ``t`` satisfies, for every prompt and response,
+The runs live in :mod:`covpo.algorithms.kimipo` (KimiPO and KimiPO-Norm, Algorithms 3 and 4)
+and :mod:`covpo.algorithms.rebel` (Rebel-OnPolicy, Algorithm 5); this module holds what the
+book measures about their losses with every response enumerated, shared by the chapters on
+PPO (section 3) and on the squared-loss methods (section 4):
 
-    ``beta log(pi*_{t+1} / pi_t)(y|x) = r(x, y) - b_t(x)``,
-    ``b_t(x) = beta log E_{y~pi_t} exp(r(x, y) / beta)``   (the normalizer),
-
-so the inner loop can *regress* the log-ratio onto shifted rewards. With a baseline
-``bhat(x)`` standing in for the unknown ``b_t(x)``, the Kimi-style loss is
-
-    ``L_t(theta) = E_{x, y~pi_t} (r(x, y) - bhat(x) - beta log(pi_theta / pi_t)(y|x))^2``.
-
-- **KimiPO** (Algorithm 3): ``bhat`` is the mean reward of ``M`` extra responses from
-  ``pi_t`` (``M = 1`` in the paper's analysis: ``2 N T`` responses in all). Its expectation
-  ``V_t(x) = E_{pi_t} r`` is not ``b_t(x)``; the gap is about ``Var_t(r) / (2 beta)``.
-- **KimiPO-Norm** (Algorithm 4): ``bhat = beta log mean_j exp(r(x, y'_j) / beta)`` over ``G``
-  extra responses (``N (G + 1) T`` in all); its bias shrinks as ``G`` grows.
-- **Rebel-OnPolicy** (Algorithm 5): two responses ``y, y'`` per prompt from ``pi_t`` and the
-  pairwise loss ``(beta [u_theta(y) - u_theta(y')] - (r(y) - r(y')))^2`` with
-  ``u_theta = log(pi_theta / pi_t)``; ``b_t`` cancels, so the loss is unbiased.
-
-Each outer iteration draws one batch from ``pi_t`` and reuses it for ``K`` full-batch
-gradient-*descent* steps ``theta <- theta - eta grad L_hat(theta)`` from ``theta_t`` (every
-response drawn is counted, the baseline's extra responses included). This module holds what
-the three share: the baselines, the empirical losses and their gradients
-(:func:`kimi_gradient`, :func:`rebel_gradient`), the population analysis, and the
-mean-squared-error criterion of section 4.1 (:func:`regression_mse`, :func:`mse_coverage_bound`). The runs are
-:func:`covpo.algorithms.kimipo.kimipo`, :func:`covpo.algorithms.kimipo_norm.kimipo_norm` and
-:func:`covpo.algorithms.rebel.rebel_onpolicy`.
+- the exact normalizer ``b_t(x) = beta log E_{y~pi_t} exp(r(x, y) / beta)`` (:func:`normalizer`)
+  and the moments and biases of the two sampled baselines against it
+  (:func:`mean_baseline_moments`, :func:`normalizer_baseline_moments`, :func:`mean_baseline_bias`,
+  :func:`normalizer_baseline_bias` and their approximations);
+- the population losses, gradients, Hessians and minimizers of the Kimi-style and pairwise
+  losses (:func:`kimi_population_loss`, :func:`rebel_population_loss`, ...) and their values at
+  the exact target (:func:`minimizer_check`);
+- the mean-squared-error criterion of section 4.1 (:func:`regression_mse`, :func:`mse_coverage_bound`).
 
 For softmax-linear policies, with scores ``s_theta(x, y) = phi(x, y) - phibar_theta(x)``,
 residual ``e = r - bhat - beta u_theta`` and ``Cov_theta(x)`` the feature covariance under
@@ -55,58 +40,16 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import gammaln, logsumexp
 
+from covpo.algorithms.kimipo import normalizer_baseline
 from covpo.algorithms.mirror_descent import exact_target_theta
-from covpo.algorithms.steps import finite_result
-from covpo.batches import (
-    ResponseBatch,
-    check_batch,
-    unchecked_draw_batch,
-)
+from covpo.algorithms.steps import check_squared_loss_beta, finite_result
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_optimum
-from covpo.policies import (
-    centered_features,
-    check_bandit,
-    check_policy,
-    check_theta,
-    feature_sums,
-    log_coverage,
-    log_policy,
-    sample_responses,
-    unchecked_log_policy,
-)
-from covpo.validation import (
-    check_count,
-    check_finite_array,
-    check_generator,
-    check_option,
-    check_positive,
-    check_shape,
-)
+from covpo.policies import centered_features, check_bandit, check_policy, log_coverage, log_policy, sample_responses
+from covpo.validation import check_count, check_finite_array, check_generator, check_positive, check_shape, check_theta
 
-BASELINES = ("mean", "normalizer")
 DEFAULT_MAX_OUTCOMES = 200_000
 DEFAULT_MONTE_CARLO_SAMPLES = 4_000
-
-
-MAX_BETA = float(np.sqrt(np.finfo(float).max))
-"""The largest ``beta`` the squared losses accept: they scale with ``beta^2``, which must stay finite."""
-
-
-def check_squared_loss_beta(beta: float, name: str = "beta") -> float:
-    """Return ``beta`` if it is finite, ``> 0`` and its square is finite (the squared losses scale with ``beta^2``)."""
-    beta = check_positive(name, beta)
-    if beta >= MAX_BETA:
-        raise ValueError(f"{name} must be below {MAX_BETA:.3g} (the squared losses scale with {name}^2), got {beta!r}")
-    return beta
-
-
-def _check_beta(beta: float) -> float:
-    return check_squared_loss_beta(beta)
-
-
-def _check_baseline_kind(baseline: str) -> str:
-    return check_option("baseline", baseline, BASELINES)
 
 
 def _check_reference(instance: BanditInstance, log_reference: np.ndarray) -> np.ndarray:
@@ -129,30 +72,9 @@ def normalizer(instance: BanditInstance, log_reference: np.ndarray, beta: float)
     The shift that makes ``r - b_t`` equal ``beta log(pi*_{t+1} / pi_t)``; computed by
     log-sum-exp, so it stays exact for small ``beta``. Lies in ``[V_t(x), max_y r(x, y)]``.
     """
-    beta = _check_beta(beta)
+    beta = check_squared_loss_beta(beta)
     log_reference = _check_reference(instance, log_reference)
     return beta * logsumexp(log_reference + instance.rewards / beta, axis=1)
-
-
-def mean_baseline(rewards: np.ndarray) -> np.ndarray:
-    """KimiPO's baseline (Algorithm 3): the mean of the extra responses' rewards, over the last axis."""
-    rewards = check_finite_array("rewards", rewards)
-    if rewards.ndim == 0 or rewards.shape[-1] == 0:
-        raise ValueError(f"rewards must have at least one extra response on the last axis, got shape {rewards.shape}")
-    return rewards.mean(axis=-1)
-
-
-def normalizer_baseline(rewards: np.ndarray, beta: float) -> np.ndarray:
-    """KimiPO-Norm's baseline (Algorithm 4): ``beta log mean_j exp(r_j / beta)`` over the last axis.
-
-    The plug-in estimate of the normalizer ``b_t(x)`` from ``G`` extra responses, by
-    log-sum-exp. With ``G = 1`` it is the single reward, i.e. KimiPO's baseline.
-    """
-    beta = _check_beta(beta)
-    rewards = check_finite_array("rewards", rewards)
-    if rewards.ndim == 0 or rewards.shape[-1] == 0:
-        raise ValueError(f"rewards must have at least one extra response on the last axis, got shape {rewards.shape}")
-    return beta * (logsumexp(rewards / beta, axis=-1) - np.log(rewards.shape[-1]))
 
 
 @dataclass(frozen=True, eq=False)
@@ -265,7 +187,7 @@ def normalizer_baseline_moments(
     max_outcomes
         Largest number of multinomial outcomes enumerated per prompt, ``>= 1``.
     """
-    beta = _check_beta(beta)
+    beta = check_squared_loss_beta(beta)
     log_reference = _check_reference(instance, log_reference)
     group_size = check_count("group_size", group_size)
     n_samples = check_count("n_samples", n_samples, minimum=2)
@@ -315,7 +237,7 @@ def mean_baseline_bias_approximation(instance: BanditInstance, log_reference: np
     The cumulant expansion ``beta log E exp(c / beta) = Var(c) / (2 beta) + kappa_3 / (6 beta^2) + ...``
     of the centered reward ``c = r - V_t``; the error is ``O(R^3 / beta^2)``.
     """
-    beta = _check_beta(beta)
+    beta = check_squared_loss_beta(beta)
     return -mean_baseline_moments(instance, log_reference).variance / (2.0 * beta)
 
 
@@ -349,7 +271,7 @@ def normalizer_baseline_bias_approximation(
 
     ``-beta Var_{pi_t}(Z) / (2 G E_{pi_t}[Z]^2)`` with ``Z = exp(r / beta)``, per prompt.
     """
-    beta = _check_beta(beta)
+    beta = check_squared_loss_beta(beta)
     log_reference = _check_reference(instance, log_reference)
     group_size = check_count("group_size", group_size)
     shifted = instance.rewards - instance.rewards.max(axis=1, keepdims=True)
@@ -403,7 +325,7 @@ def kimi_population_loss(
     baseline
         ``b(x)``, shape ``(n_prompts,)``.
     """
-    beta = _check_beta(beta)
+    beta = check_squared_loss_beta(beta)
     log_reference = _check_reference(instance, log_reference)
     baseline = _check_prompt_baseline(instance, baseline)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -415,7 +337,7 @@ def kimi_population_gradient(
     instance: BanditInstance, theta: np.ndarray, log_reference: np.ndarray, beta: float, baseline: np.ndarray
 ) -> np.ndarray:
     """``grad L = -2 beta E_x E_{pi_t}[e (phi - phibar_theta)]`` of :func:`kimi_population_loss`."""
-    beta = _check_beta(beta)
+    beta = check_squared_loss_beta(beta)
     log_reference = _check_reference(instance, log_reference)
     baseline = _check_prompt_baseline(instance, baseline)
     terms = _population_terms(instance, theta, log_reference)
@@ -435,7 +357,7 @@ def kimi_population_hessian(
     The first term is PSD; the second is PSD whenever ``b(x) <= V_t(x)``, as for KimiPO's
     mean baseline, hence global convexity; it can be indefinite for larger baselines.
     """
-    beta = _check_beta(beta)
+    beta = check_squared_loss_beta(beta)
     log_reference = _check_reference(instance, log_reference)
     baseline = _check_prompt_baseline(instance, baseline)
     terms = _population_terms(instance, theta, log_reference)
@@ -453,7 +375,7 @@ def rebel_population_loss(instance: BanditInstance, theta: np.ndarray, log_refer
     with ``u = log(pi_theta / pi_t)``: the normalizer cancels, and the loss is zero exactly
     when ``beta u - r`` is constant in ``y`` on the support of ``pi_t``, i.e. at the target.
     """
-    beta = _check_beta(beta)
+    beta = check_squared_loss_beta(beta)
     log_reference = _check_reference(instance, log_reference)
     probs = np.exp(log_reference)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -470,7 +392,7 @@ def rebel_population_gradient(
     ``phibar_theta`` cancels in the difference ``u(y) - u(y')``, so only the reference's
     feature covariance enters.
     """
-    beta = _check_beta(beta)
+    beta = check_squared_loss_beta(beta)
     log_reference = _check_reference(instance, log_reference)
     probs = np.exp(log_reference)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -496,7 +418,7 @@ def rebel_population_hessian(instance: BanditInstance, log_reference: np.ndarray
     ``theta``; its Hessian is the reference's Fisher information (:func:`reference_fisher`)
     times ``4 beta^2``, the same at every ``theta``.
     """
-    beta = _check_beta(beta)
+    beta = check_squared_loss_beta(beta)
     return 4.0 * beta**2 * reference_fisher(instance, log_reference)
 
 
@@ -509,10 +431,8 @@ def rebel_population_minimizer(instance: BanditInstance, reference_theta: np.nda
     gradient step of size ``1 / beta`` (paper appendix M), for any reward.
     """
     instance = check_bandit("instance", instance)
-    beta = _check_beta(beta)
-    reference_theta = check_shape(
-        "reference_theta", check_finite_array("reference_theta", reference_theta, ndim=1), (instance.dim,)
-    )
+    beta = check_squared_loss_beta(beta)
+    reference_theta = check_theta("reference_theta", reference_theta, (instance.dim,))
     log_reference = log_policy(instance, reference_theta)
     hessian = rebel_population_hessian(instance, log_reference, beta)
     gradient = rebel_population_gradient(instance, reference_theta, log_reference, beta)
@@ -551,11 +471,9 @@ def kimi_population_minimizer(
         Gradient-norm tolerance of the solver, ``> 0``.
     """
     instance = check_bandit("instance", instance)
-    beta = _check_beta(beta)
+    beta = check_squared_loss_beta(beta)
     tolerance = check_positive("tolerance", tolerance)
-    reference_theta = check_shape(
-        "reference_theta", check_finite_array("reference_theta", reference_theta, ndim=1), (instance.dim,)
-    )
+    reference_theta = check_theta("reference_theta", reference_theta, (instance.dim,))
     log_reference = log_policy(instance, reference_theta)
     baseline = _check_prompt_baseline(instance, baseline)
     result = minimize(
@@ -606,10 +524,8 @@ def minimizer_check(instance: BanditInstance, reference_theta: np.ndarray, beta:
     ``ValueError`` if the instance's reward is not linear in its features.
     """
     instance = check_bandit("instance", instance)
-    beta = _check_beta(beta)
-    reference_theta = check_shape(
-        "reference_theta", check_finite_array("reference_theta", reference_theta, ndim=1), (instance.dim,)
-    )
+    beta = check_squared_loss_beta(beta)
+    reference_theta = check_theta("reference_theta", reference_theta, (instance.dim,))
     log_reference = log_policy(instance, reference_theta)
     target = exact_target_theta(instance, reference_theta, beta)
     exact_baseline = normalizer(instance, log_reference, beta)
@@ -664,7 +580,7 @@ def regression_mse(
     centered
         Subtract each prompt's mean error under ``pi_t`` first.
     """
-    beta = _check_beta(beta)
+    beta = check_squared_loss_beta(beta)
     log_reference = _check_reference(instance, log_reference)
     log_probs = check_policy("log_probs", instance, log_probs)
     error = beta * (log_probs - regularized_optimum(instance, log_reference, beta))
@@ -690,207 +606,3 @@ def mse_coverage_bound(
     mse = regression_mse(instance, log_reference, log_probs, beta)
     with np.errstate(over="ignore"):  # a coverage below ~1e-300 leaves no guarantee: inf
         return np.sqrt(mse) * np.exp(-0.5 * log_coverage(instance, log_reference)) / beta
-
-
-# ---------------------------------------------------------------------------------------
-# Batches and empirical losses
-
-
-@dataclass(frozen=True, eq=False)
-class BaselineBatch:
-    """One outer iteration's batch for KimiPO or KimiPO-Norm (Algorithms 3 and 4).
-
-    Attributes
-    ----------
-    regression
-        ``N`` prompt-response pairs from ``pi_t`` whose log-ratios are regressed, shape ``(N,)``.
-    extra_rewards
-        Rewards of the ``M`` (or ``G``) extra responses per prompt, drawn from ``pi_t`` for the
-        baseline only, shape ``(N, M)``.
-    baseline
-        ``bhat(x_i)`` computed from ``extra_rewards``, shape ``(N,)``.
-    """
-
-    regression: ResponseBatch
-    extra_rewards: np.ndarray
-    baseline: np.ndarray
-
-    @property
-    def size(self) -> int:
-        """The number of responses drawn for the batch, ``N (M + 1)``, the baseline's included."""
-        return int(self.regression.size + self.extra_rewards.size)
-
-
-def draw_baseline_batch(
-    instance: BanditInstance,
-    log_reference: np.ndarray,
-    batch_size: int,
-    extra_responses: int,
-    rng: np.random.Generator,
-    *,
-    baseline: str = "mean",
-    beta: float | None = None,
-) -> BaselineBatch:
-    """Draw ``N`` prompts, each with one regression response and ``M`` baseline responses from ``pi_t``.
-
-    All ``N (M + 1)`` responses come from one vectorized call
-    (:func:`covpo.batches.draw_batch` with a group of ``M + 1``); the first of each group is the
-    regression response. ``baseline="mean"`` gives KimiPO's :func:`mean_baseline`,
-    ``"normalizer"`` KimiPO-Norm's :func:`normalizer_baseline` (which needs ``beta``).
-    """
-    log_reference = _check_reference(instance, log_reference)
-    batch_size = check_count("batch_size", batch_size)
-    extra_responses = check_count("extra_responses", extra_responses)
-    check_generator("rng", rng)
-    baseline = _check_baseline_kind(baseline)
-    if baseline == "normalizer":
-        if beta is None:
-            raise ValueError("beta is None: the normalizer baseline needs the regularization strength")
-        beta = _check_beta(beta)
-    return unchecked_draw_baseline_batch(instance, log_reference, batch_size, extra_responses, rng, baseline, beta)
-
-
-def unchecked_draw_baseline_batch(
-    instance: BanditInstance,
-    log_reference: np.ndarray,
-    batch_size: int,
-    extra_responses: int,
-    rng: np.random.Generator,
-    baseline: str,
-    beta: float | None,
-) -> BaselineBatch:
-    """:func:`draw_baseline_batch` for arguments the caller has already validated (the runs' outer loop)."""
-    group = unchecked_draw_batch(instance, log_reference, batch_size, rng, group_size=extra_responses + 1)
-    regression = ResponseBatch.unchecked(
-        prompts=group.prompts[:, 0],
-        responses=group.responses[:, 0],
-        rewards=group.rewards[:, 0],
-        log_sampling=group.log_sampling[:, 0],
-    )
-    extra = group.rewards[:, 1:]
-    values = mean_baseline(extra) if baseline == "mean" else normalizer_baseline(extra, beta)
-    return BaselineBatch(regression=regression, extra_rewards=extra, baseline=values)
-
-
-def _check_batch_baseline(batch: ResponseBatch, baseline: np.ndarray) -> np.ndarray:
-    if not isinstance(batch, ResponseBatch):
-        raise ValueError(f"batch must be a ResponseBatch, got {type(batch).__name__}")
-    baseline = check_finite_array("baseline", baseline)
-    return check_shape("baseline", baseline, batch.rewards.shape)
-
-
-def kimi_loss(
-    instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, baseline: np.ndarray, beta: float
-) -> float:
-    """The empirical Kimi-style loss ``mean_i (r_i - bhat_i - beta log(pi_theta / pi_t)(y_i|x_i))^2`` (Algorithms 3, 4).
-
-    ``batch`` is drawn from ``pi_t`` (its ``log_sampling`` is ``log pi_t``); ``baseline`` holds
-    ``bhat(x_i)`` for each pair, e.g. ``BaselineBatch.baseline``.
-    """
-    instance = check_bandit("instance", instance)
-    beta = _check_beta(beta)
-    baseline = _check_batch_baseline(check_batch("batch", batch, instance), baseline)
-    log_ratio = _batch_log_ratio(unchecked_log_policy(instance, check_theta("theta", instance, theta)), batch)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return finite_result(float(np.mean((batch.rewards - baseline - beta * log_ratio) ** 2)), beta)
-
-
-def kimi_gradient(
-    instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, baseline: np.ndarray, beta: float
-) -> np.ndarray:
-    """``grad L_hat = -2 beta mean_i e_i (phi(x_i, y_i) - phibar_theta(x_i))`` of :func:`kimi_loss`."""
-    instance = check_bandit("instance", instance)
-    theta = check_theta("theta", instance, theta)
-    beta = _check_beta(beta)
-    baseline = _check_batch_baseline(check_batch("batch", batch, instance), baseline)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return finite_result(unchecked_kimi_gradient(instance, theta, batch, baseline, beta), beta)
-
-
-def unchecked_kimi_gradient(
-    instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, baseline: np.ndarray, beta: float
-) -> np.ndarray:
-    """:func:`kimi_gradient` for validated arguments, non-finite where the run diverges (the runs' inner loop).
-
-    The scores are summed through the policy table (``_batch_score_sum``) instead of being
-    formed pair by pair: the batch's features are never gathered.
-    """
-    log_probs = unchecked_log_policy(instance, theta)
-    residual = batch.rewards - baseline - beta * _batch_log_ratio(log_probs, batch)
-    return -2.0 * beta * _batch_score_sum(instance, log_probs, batch, residual) / residual.size
-
-
-def _batch_log_ratio(log_probs: np.ndarray, batch: ResponseBatch) -> np.ndarray:
-    """``log pi_theta(y_i|x_i) - log pi_t(y_i|x_i)`` on the batch, from the table ``log pi_theta``."""
-    return log_probs[batch.prompts, batch.responses] - batch.log_sampling
-
-
-def _pair_table(
-    instance: BanditInstance, prompts: np.ndarray, responses: np.ndarray, weights: np.ndarray
-) -> np.ndarray:
-    """``sum_{i: (x_i, y_i) = (x, y)} w_i`` for every pair ``(x, y)``, shape ``(n_prompts, n_responses)``."""
-    cells = np.ravel(prompts * instance.n_responses + responses)
-    size = instance.n_prompts * instance.n_responses
-    return np.bincount(cells, weights=np.ravel(weights), minlength=size).reshape(instance.rewards.shape)
-
-
-def _batch_score_sum(
-    instance: BanditInstance, log_probs: np.ndarray, batch: ResponseBatch, coefficients: np.ndarray
-) -> np.ndarray:
-    """``sum_i a_i (phi(x_i, y_i) - phibar_theta(x_i))`` for softmax-linear scores (paper section 2.2).
-
-    Grouped by pair and by prompt, the sum is ``sum_{x, y} (A(x, y) - A(x) pi_theta(y|x)) phi(x, y)``
-    with ``A(x, y)`` the coefficients summed over the batch's copies of ``(x, y)`` and ``A(x)``
-    over its copies of ``x``: one pass over the policy table, whatever the batch size.
-    """
-    table = _pair_table(instance, batch.prompts, batch.responses, coefficients)
-    return feature_sums(instance, table - table.sum(axis=1, keepdims=True) * np.exp(log_probs))
-
-
-def _check_pairs(batch: ResponseBatch) -> ResponseBatch:
-    if not isinstance(batch, ResponseBatch):
-        raise ValueError(f"batch must be a ResponseBatch, got {type(batch).__name__}")
-    if batch.responses.ndim != 2 or batch.responses.shape[1] != 2:
-        raise ValueError(f"batch must hold pairs of responses, shape (N, 2), got shape {batch.responses.shape}")
-    return batch
-
-
-def rebel_loss(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, beta: float) -> float:
-    """Rebel-OnPolicy's empirical loss ``mean_i (beta [u_i - u'_i] - (r_i - r'_i))^2`` (Algorithm 5).
-
-    ``batch`` holds pairs ``(y_i, y'_i)`` from ``pi_t``, shape ``(N, 2)``
-    (``draw_batch(..., group_size=2)``); ``u = log(pi_theta / pi_t)``.
-    """
-    instance = check_bandit("instance", instance)
-    beta = _check_beta(beta)
-    batch = _check_pairs(check_batch("batch", batch, instance))
-    log_ratio = _batch_log_ratio(unchecked_log_policy(instance, check_theta("theta", instance, theta)), batch)
-    with np.errstate(over="ignore", invalid="ignore"):
-        residual = beta * (log_ratio[:, 0] - log_ratio[:, 1]) - (batch.rewards[:, 0] - batch.rewards[:, 1])
-        return finite_result(float(np.mean(residual**2)), beta)
-
-
-def rebel_gradient(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, beta: float) -> np.ndarray:
-    """``2 beta mean_i res_i (phi(x_i, y_i) - phi(x_i, y'_i))``, the gradient of :func:`rebel_loss`.
-
-    The difference of scores is the difference of features: ``phibar_theta`` cancels, so the
-    features are differenced directly.
-    """
-    instance = check_bandit("instance", instance)
-    theta = check_theta("theta", instance, theta)
-    beta = _check_beta(beta)
-    batch = _check_pairs(check_batch("batch", batch, instance))
-    with np.errstate(over="ignore", invalid="ignore"):
-        return finite_result(unchecked_rebel_gradient(instance, theta, batch, beta), beta)
-
-
-def unchecked_rebel_gradient(instance: BanditInstance, theta: np.ndarray, batch: ResponseBatch, beta: float) -> np.ndarray:
-    """:func:`rebel_gradient` for validated arguments, non-finite where the run diverges (the runs' inner loop).
-
-    The feature differences are summed through the pair table (each pair adds ``res_i`` at
-    ``(x_i, y_i)`` and ``-res_i`` at ``(x_i, y'_i)``): the batch's features are never gathered.
-    """
-    log_ratio = _batch_log_ratio(unchecked_log_policy(instance, theta), batch)
-    residual = beta * (log_ratio[:, 0] - log_ratio[:, 1]) - (batch.rewards[:, 0] - batch.rewards[:, 1])
-    table = _pair_table(instance, batch.prompts, batch.responses, np.stack([residual, -residual], axis=1))
-    return 2.0 * beta * feature_sums(instance, table) / residual.size
