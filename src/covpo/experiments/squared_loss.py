@@ -153,7 +153,7 @@ class BaselineBiasSweep:
         if baseline == "mean":
             rows = zip(self.betas, self.mean_bias, self.mean_bias_approximation, self.mean_step_error)
             return Table(
-                ("β", "bias |V_t − b_t|", "Var_t(r) / 2β", "step error (KL)"),
+                ("β", r"bias $\lvert V_t - b_t \rvert$", r"$\mathrm{Var}_t(r) / 2\beta$", "step error (KL)"),
                 tuple((float(b), float(x), float(a), float(e)) for b, x, a, e in rows),
                 caption="KimiPO's mean baseline against β",
                 notes=(f"Log-log slopes in β: bias {self.slope('mean_bias'):.2f}, "
@@ -987,7 +987,7 @@ class BatchSizeStudy:
                     float(max(p.coverage_fall.max() for p in paths)),
                 ))
         return Table(
-            ("method", "N (prompts)", "largest step MSE", "smallest 2β²KL/MSE", "largest 2β²KL/MSE",
+            ("method", "N (prompts)", "largest step MSE", r"smallest $2\beta^2\mathrm{KL}/\mathrm{MSE}$", r"largest $2\beta^2\mathrm{KL}/\mathrm{MSE}$",
              "largest bound on the fall (decades)", "largest fall (decades)"),
             tuple(rows),
             caption=caption or f"The MSE criterion over {len(self.seeds)} seeds",
