@@ -30,6 +30,9 @@ GROUP_PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#000000", "#E69F00
 
 Each next colour is the one most unlike those before it (sky blue, nearest to blue, last;
 yellow left out, faint on white)."""
+LEGEND_RATIOS = (1.0, 1.0, 0.85)
+"""Widths of a row's two panels and its legend column in :func:`head_to_head_figure` (the same in every row,
+so the panels line up down the figure)."""
 ROW_HEIGHT = 2.25
 """Height in inches of one group's row of :func:`head_to_head_figure`."""
 
@@ -104,7 +107,7 @@ def head_to_head_figure(result: HeadToHead, title: str) -> BookFigure:
     """Responses (left) and gradient steps (right) to eps against ``C_cov``, log-log, one row per algorithm group.
 
     The rows are the groups of :data:`ALGORITHM_GROUPS` (fixed reference or none, resets,
-    coverage-governed baselines), each with its legend to its right, so each pair of panels
+    coverage-governed baselines), each with its legend in a column of its own to its right, so each pair of panels
     compares one group's costs. Within a group every series has its own colour
     (:data:`GROUP_PALETTE`) and marker, and the series are spread along ``C_cov`` over a
     factor of :data:`GROUP_SPREAD`, so that equal costs stay visible side by side; every
@@ -122,7 +125,8 @@ def head_to_head_figure(result: HeadToHead, title: str) -> BookFigure:
     first = None
     x = result.coverages
     for subfigure, group in zip(rows, groups):
-        responses_axes, steps_axes = subfigure.subplots(1, 2)
+        responses_axes, steps_axes, legend_axes = subfigure.subplots(1, 3, width_ratios=LEGEND_RATIOS)
+        legend_axes.set_axis_off()
         if first is None:
             first = (responses_axes, steps_axes)
         else:
@@ -157,11 +161,11 @@ def head_to_head_figure(result: HeadToHead, title: str) -> BookFigure:
                     handles.append(handle)
                     labels.append(label)
         subfigure.suptitle(ALGORITHM_GROUPS[group], x=0.02, ha="left", fontsize="medium", fontweight="bold")
-        subfigure.legend(handles, labels, loc="outside right center", ncols=1, frameon=False,
-                         handletextpad=0.3, labelspacing=0.35, fontsize="small")
+        legend_axes.legend(handles, labels, loc="center left", ncols=1, frameon=False, borderaxespad=0.0,
+                           handletextpad=0.3, labelspacing=0.35, fontsize="small")
     for axes in first:
         axes.set_xlabel("")
-    for axes in rows[-1].axes:
+    for axes in rows[-1].axes[:2]:
         axes.set_xlabel("$C_{\\mathrm{cov}}$ of $\\pi_0$")
     figure.suptitle(f"{title}: $\\varepsilon$ = {result.eps:g}, {len(result.seeds)} seeds")
     return figure
