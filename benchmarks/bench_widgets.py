@@ -19,7 +19,7 @@ from covpo.plots.mirror_descent import apmd_widget
 from covpo.plots.ppo import ppo_widget
 from covpo.plots.setting import best_of_n_widget
 from covpo.plots.squared_loss import squared_loss_widget
-from covpo.plots.widgets import STANDINS_VARIABLE
+from covpo.static_pages import STANDINS_VARIABLE
 
 WIDGET_FACTORIES = (best_of_n_widget, collapse_widget, apmd_widget, ppo_widget, squared_loss_widget, small_head_to_head_widget)
 TINY = os.environ.get("COVPO_BENCHMARK_TINY") == "1"

@@ -3,7 +3,7 @@
 In a session that builds the book (``tests/book_build.py``), the kernels in which nbval runs
 the chapters are the build's kernels: they start under the second CPU profile
 (``scripts/cpu_profile.py``) and with every widget's static stand-in requested
-(:data:`covpo.plots.widgets.STANDINS_VARIABLE`), exactly as the build would start them. While
+(:data:`covpo.static_pages.STANDINS_VARIABLE`), exactly as the build would start them. While
 nbval runs a chapter's cells, :class:`ChapterExecutions` keeps each cell's outputs; when the
 chapter's last cell has passed, it writes the executed notebook to the session's folder of
 executions (:func:`executions_folder`), and when a cell fails, a record that the chapter failed.
@@ -28,7 +28,7 @@ import nbformat
 import pytest
 from nbval.plugin import IPyNbCell, IPyNbFile
 
-from covpo.plots.widgets import STANDINS_VARIABLE
+from covpo.static_pages import STANDINS_VARIABLE
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 EXECUTIONS = REPOSITORY / "_build" / "second-profile" / "executions"

@@ -61,6 +61,12 @@ def chapter_files(toc_path: Path) -> list[str]:
     return found
 
 
+def numbered_chapters(toc_path: Path) -> list[str]:
+    """The ``file:`` entries of the parts of a jupyter-book table of contents marked ``numbered``."""
+    toc = yaml.safe_load(toc_path.read_text())
+    return [entry["file"] for part in toc.get("parts", []) if part.get("numbered") for entry in part.get("chapters", [])]
+
+
 def read_chapter(chapter: Path) -> nbformat.NotebookNode:
     """A MyST-markdown chapter as a notebook, read by myst-nb's own reader, as the book's build reads it.
 

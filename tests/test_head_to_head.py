@@ -26,7 +26,13 @@ from covpo.experiments.implications.head_to_head import (
 )
 from covpo.instances import tabular_instance
 from covpo.algorithms.mirror_descent import mirror_descent_policy
-from covpo.plots.head_to_head import algorithm_group, head_to_head_explorer_figure, head_to_head_figure
+from covpo.plots.head_to_head import (
+    GROUP_PALETTE,
+    algorithm_group,
+    head_to_head_explorer_figure,
+    head_to_head_figure,
+    method_styles,
+)
 from covpo.table import Table
 from covpo.policies import base_log_policy, expected_reward, log_coverage
 from covpo.experiments.squared_loss import squared_loss_methods
@@ -184,11 +190,20 @@ def test_table_has_a_row_per_algorithm(tiny_result):
 def test_figure_draws_every_algorithm(tiny_result):
     figure = head_to_head_figure(tiny_result, "tiny")
     assert figure.get_figwidth() <= 7.0
-    legends = [legend for subfigure in figure.subfigs for legend in subfigure.legends]
+    legends = [axes.get_legend() for axes in figure.axes if axes.get_legend() is not None]
     labels = {text.get_text() for legend in legends for text in legend.get_texts()}
     assert labels == {f"{m.label} (test time)" if is_test_time(m) else m.label for m in tiny_result.methods}
     groups = {algorithm_group(method) for method in tiny_result.methods}
-    assert len(figure.subfigs) == len(groups) and len(figure.axes) == 2 * len(groups)
+    panels = [axes for axes in figure.axes if axes.axison]
+    assert len(figure.subfigs) == len(groups) and len(panels) == 2 * len(groups) == 2 * len(legends)
+    # fits one 900-pixel screen; no two methods of a group share a marker, and only a group of
+    # more methods than the palette has colours repeats a colour (with another marker)
+    assert figure.get_figheight() <= 9.0
+    styles = method_styles(tiny_result)
+    for group in groups:
+        members = [style for method, style in zip(tiny_result.methods, styles) if algorithm_group(method) == group]
+        assert len({style["marker"] for style in members}) == len(members)
+        assert len({style["color"] for style in members}) == min(len(members), len(GROUP_PALETTE))
 
 
 def test_explorer_figure_shows_the_plot_only(tiny_result):

@@ -112,7 +112,7 @@ def test_study_shapes_and_summary():
     assert [m.n_iterations for m in study.methods] == [200, 25]
     assert "REINFORCE" in study.summary() and "C_cov = 40" in study.summary()
     table = study.table()
-    assert table.column("method") == ["REINFORCE", "GRPO, resets"] and table.column("C_cov") == [40.0, 40.0]
+    assert table.column("method") == ["REINFORCE", "GRPO, resets"] and table.column(r"$C_{\mathrm{cov}}$") == [40.0, 40.0]
     assert table.column("collapsed (% of seeds)") == [100 * f for f in study.collapsed_fraction[:, 0]]
     assert "REINFORCE" in str(table)
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -1,4 +1,6 @@
-"""The task runner returns results in order and identically under every joblib configuration."""
+"""The task runner returns results in order and identically under every joblib configuration, with a bar only where one is read."""
+
+import time
 
 import joblib
 import numpy as np
@@ -6,6 +8,7 @@ import pytest
 
 from covpo.experiments.parallel import run_tasks
 from covpo.experiments.sweeps import Method, cost_sweep
+from covpo.static_pages import STANDINS_VARIABLE
 from tests.helpers import small_instance
 
 
@@ -56,3 +59,19 @@ def test_a_sweep_of_methods_is_identical_in_worker_processes():
 def test_run_tasks_rejects_bad_input_naming_the_argument(arguments, name):
     with pytest.raises(ValueError, match=name):
         run_tasks(*arguments)
+
+
+def _pause(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+def test_the_progress_bar_is_silent_in_a_kernel_for_the_static_pages(capsys, monkeypatch):
+    # the work outlasts the bar's one-second delay, so a bar that may show does
+    tasks = [(0.6,), (0.6,)]
+    monkeypatch.delenv(STANDINS_VARIABLE, raising=False)
+    run_tasks(_pause, tasks, "pauses")
+    assert "pauses" in capsys.readouterr().err
+    monkeypatch.setenv(STANDINS_VARIABLE, "1")
+    run_tasks(_pause, tasks, "pauses")
+    assert capsys.readouterr().err == ""

@@ -32,6 +32,7 @@ PROFILE_INDEPENDENT = (
     "test_book_structure.py",
     "test_chapter_executions.py",
     "test_numref_targets.py",
+    "test_page_extensions.py",
     "test_imports.py",
     "test_fuzz.py",
     "test_validation.py",

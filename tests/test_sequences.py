@@ -391,7 +391,7 @@ def test_sequence_experiment_runs_small_and_summarizes():
     table = experiment.table()
     assert len(table.rows) == 2 * 2 + 4 and table.column("shared prefix (tokens)")[:4] == [0, 0, 2, 2]
     ratios = experiment.ratio_table()
-    assert len(ratios.rows) == 3 * 2 and ratios.column("L") == [2, 3] * 3
+    assert len(ratios.rows) == 3 * 2 and ratios.column("$H$") == [2, 3] * 3
     assert ratios.rows[0][2] == experiment.max_abs_log_sequence_ratio[0, 0].max()
     assert "token ratio, clip 0.2" in str(ratios)
 

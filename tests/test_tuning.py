@@ -178,7 +178,7 @@ def test_figures_draw():
     grid = inner_steps_map(small_collapse(), betas=(0.5, 1.0), inner_steps=(2, 8), **SMALL)
     widths = clip_width_map(small_collapse(), betas=(0.5, 1.0), widths=(0.5, 1.0), inner_steps=4, **SMALL)
     figure = tuning_heatmaps_figure(grid, widths)
-    assert len(figure.axes) == 3 and figure.get_figwidth() <= 7.0
+    assert len(figure.axes) == 3 and figure.get_figwidth() <= 7.0 and figure.get_figheight() <= 9.0
     table = tuning_summary_table((grid, widths))
     assert len(table.columns) == 3 and table.columns[1].startswith("ppo_noclip")
     good = grid.reached_fraction > 0.5

@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from covpo.plots import widgets
+from covpo.static_pages import STANDINS_VARIABLE
 from covpo.plots.widgets import MAX_FRAMES, Frames, Slider, explorable, precompute_frames, static_standin_html
 from tests.conftest import REPOSITORY
 
@@ -48,7 +49,7 @@ class CountedFrames:
 def build_without_frames(factory, monkeypatch) -> tuple[object, CountedFrames, list]:
     """The factory's widget, stand-in requested, with :class:`CountedFrames` rendering and every live redraw recorded."""
     counted, shown = CountedFrames(), []
-    monkeypatch.setenv(widgets.STANDINS_VARIABLE, "1")
+    monkeypatch.setenv(STANDINS_VARIABLE, "1")
     monkeypatch.setattr(widgets, "precompute_frames", counted)
     monkeypatch.setattr(widgets, "display", shown.append)
     return factory(), counted, shown
@@ -72,7 +73,7 @@ def test_a_static_build_gets_the_standin_and_no_live_view(factory, monkeypatch):
 @pytest.mark.parametrize("factory", WIDGET_FACTORIES)
 def test_a_live_kernel_gets_the_live_view_and_no_standin(factory, monkeypatch):
     counted = CountedFrames()
-    monkeypatch.delenv(widgets.STANDINS_VARIABLE, raising=False)
+    monkeypatch.delenv(STANDINS_VARIABLE, raising=False)
     monkeypatch.setattr(widgets, "precompute_frames", counted)
     monkeypatch.setattr(widgets, "display", lambda figure: None)
     bundle = factory()._repr_mimebundle_()
@@ -86,7 +87,7 @@ def test_the_books_build_asks_for_standins(monkeypatch):
     # the variable it sets.
     import importlib.util
 
-    monkeypatch.delenv(widgets.STANDINS_VARIABLE, raising=False)
+    monkeypatch.delenv(STANDINS_VARIABLE, raising=False)
     spec = importlib.util.spec_from_file_location("widget_standins", REPOSITORY / "book" / "_ext" / "widget_standins.py")
     extension = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(extension)
@@ -98,7 +99,7 @@ def test_the_books_build_asks_for_standins(monkeypatch):
 @pytest.mark.parametrize("factory", WIDGET_FACTORIES)
 def test_live_widget_redraws_when_a_control_moves(factory, monkeypatch):
     shown = []
-    monkeypatch.delenv(widgets.STANDINS_VARIABLE, raising=False)
+    monkeypatch.delenv(STANDINS_VARIABLE, raising=False)
     monkeypatch.setattr(widgets, "display", shown.append)
     widget = factory()
     assert len(shown) == 1 and isinstance(shown[0], Figure), "the live widget draws its figure when shown"
@@ -183,7 +184,7 @@ def test_categorical_control_is_a_select_and_fixed_settings_are_not_controls(mon
         Slider("family", "family", 0, 1, 0, (0, 1), integer=True, choices=("collapse", "random")),
         Slider("eta", "learning rate", 0.1, 10.0, 1.0, (1.0,)),
     ]
-    monkeypatch.setenv(widgets.STANDINS_VARIABLE, "1")
+    monkeypatch.setenv(STANDINS_VARIABLE, "1")
     widget = explorable(lambda family, eta: _tiny_figure(family), sliders, "choices")
     standin = widget._repr_mimebundle_()["text/html"]
     assert '<option value="0" selected>collapse</option><option value="1">random</option>' in standin
@@ -191,6 +192,26 @@ def test_categorical_control_is_a_select_and_fixed_settings_are_not_controls(mon
     assert widget.sliders[0].live_control().options == (("collapse", 0), ("random", 1))
     with pytest.raises(ValueError, match="choices"):
         Slider("family", "family", 0, 1, 0, (0, 1), choices=("only one",))
+
+
+def test_the_note_under_a_standin_names_its_controls():
+    family = Slider("family", "family", 0, 1, 0, (0, 1), integer=True, choices=("collapse", "random"))
+    seeds = Slider("seeds", "seeds", 0, 1, 0, (0, 1), integer=True, choices=("one", "all"))
+    beta = Slider("beta", "beta", 0.1, 4.0, 1.0, (0.5, 1.0))
+    eta = Slider("eta", "learning rate", 0.1, 10.0, 1.0, (1.0,))
+    # dropdowns only: the live widget offers the same choices, as buttons, and nothing continuous
+    assert widgets.static_note([family, seeds]) == (
+        "Static preview: the 2 dropdowns switch between figures precomputed for the values offered here. "
+        "Run the chapter in Binder or a local Jupyter kernel to redraw it live."
+    )
+    # a slider, a dropdown and a fixed setting: the numeric ones become continuous when live
+    assert widgets.static_note([beta, family, eta]) == (
+        "Static preview: the slider and the dropdown switch between figures precomputed for the values "
+        "offered here. Run the chapter in Binder or a local Jupyter kernel to set beta and learning rate "
+        "to any value in range."
+    )
+    assert widgets.static_note([family]).startswith("Static preview: the dropdown switches between")
+    assert "continuous" not in static_standin_html(Frames(["data:,", "data:,"], 10), [family], "title")
 
 
 def _tiny_figure(value: int):

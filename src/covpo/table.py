@@ -3,12 +3,15 @@
 Functions that summarise runs return a :class:`Table`. In a notebook it displays as an HTML
 table (``_repr_html_``) with its caption, units in the column headers and a note under it
 explaining any flag a cell carries; ``str(table)`` is the same table as aligned text, for
-scripts and logs.
+scripts and logs. Math in a header, the caption, a note or a text cell is written between
+dollar signs, ``"$C_{\\mathrm{cov}}$"``, and the HTML marks it as inline math, which the book's
+pages and Jupyter typeset (:func:`html_with_math`); the text form keeps the dollar signs.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,6 +34,23 @@ def format_cell(value: Cell) -> str:
             return "-"
         return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
     return str(value)
+
+
+#: The pattern of inline math in a table's text, ``$...$`` with no dollar sign inside.
+INLINE_MATH = re.compile(r"\$([^$]+)\$")
+
+
+def html_with_math(text: str) -> str:
+    """``text`` escaped for HTML, each ``$...$`` in it as an inline-math span (``\\(...\\)``).
+
+    The span is the one Sphinx writes for inline math, so MathJax on the book's pages
+    typesets it, as Jupyter does.
+    """
+    pieces = INLINE_MATH.split(text)
+    return "".join(
+        html.escape(piece) if index % 2 == 0 else f'<span class="math notranslate nohighlight">\\({html.escape(piece)}\\)</span>'
+        for index, piece in enumerate(pieces)
+    )
 
 
 @dataclass(frozen=True)
@@ -80,16 +100,16 @@ class Table:
         def numeric(value: Cell) -> bool:
             return isinstance(value, (int, float)) and not isinstance(value, bool)
 
-        head = "".join(f"<th>{html.escape(column)}</th>" for column in self.columns)
+        head = "".join(f"<th>{html_with_math(column)}</th>" for column in self.columns)
         body = "".join(
             "<tr>" + "".join(
-                f'<td style="text-align:{"right" if numeric(value) else "left"}">{html.escape(format_cell(value))}</td>'
+                f'<td style="text-align:{"right" if numeric(value) else "left"}">{html_with_math(format_cell(value))}</td>'
                 for value in row
             ) + "</tr>"
             for row in self.rows
         )
-        caption = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
-        notes = "".join(f'<p class="covpo-table-note"><small>{html.escape(note)}</small></p>' for note in self.notes)
+        caption = f"<caption>{html_with_math(self.caption)}</caption>" if self.caption else ""
+        notes = "".join(f'<p class="covpo-table-note"><small>{html_with_math(note)}</small></p>' for note in self.notes)
         return (
             f'<div class="covpo-table" style="overflow-x:auto"><table class="table">{caption}'
             f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}</div>"

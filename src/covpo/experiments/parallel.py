@@ -30,6 +30,8 @@ from typing import Any
 from joblib import Parallel, delayed
 from tqdm.std import tqdm
 
+from covpo.static_pages import standins_requested
+
 PROGRESS_DELAY_SECONDS = 1.0
 
 
@@ -43,9 +45,10 @@ def run_tasks(function: Callable[..., Any], tasks: Sequence[tuple], description:
     tasks
         One tuple of positional arguments per call.
     description
-        Label of the progress bar. It is a plain text bar on stderr, also in notebooks: the
-        built pages drop stderr, so no bar is left on them. It shows only if the work takes
-        over a second.
+        Label of the progress bar. It is a plain text bar on stderr, also in notebooks. It
+        shows only if the work takes over a second, and never in a kernel that executes a
+        chapter for the static pages (:func:`~covpo.static_pages.standins_requested`), so
+        neither the pages nor the notebooks they offer carry one.
     progress
         ``False`` hides the bar.
 
@@ -64,7 +67,7 @@ def run_tasks(function: Callable[..., Any], tasks: Sequence[tuple], description:
     if not isinstance(description, str):
         raise ValueError(f"description must be a string, got {description!r}")
     results = []
-    bar = tqdm(total=len(tasks), desc=description, file=sys.stderr, disable=not progress, delay=PROGRESS_DELAY_SECONDS)
+    bar = tqdm(total=len(tasks), desc=description, file=sys.stderr, disable=not progress or standins_requested(), delay=PROGRESS_DELAY_SECONDS)
     with bar:
         for result in Parallel(return_as="generator", max_nbytes=None)(delayed(function)(*task) for task in tasks):
             results.append(result)

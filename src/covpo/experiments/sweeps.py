@@ -370,7 +370,7 @@ class CostSweep:
             for j, c in enumerate(self.coverages)
         )
         return Table(
-            ("method", "C_cov", "learning rate", "ε reached", "responses", "gradient steps",
+            ("method", r"$C_{\mathrm{cov}}$", "learning rate", "ε reached", "responses", "gradient steps",
              "worst coverage loss (decades)"),
             rows,
             caption=caption or f"Costs to ε = {self.eps:g} against the base model's coverage",
@@ -392,7 +392,7 @@ class CostSweep:
         return Table(
             ("method", "exponent: responses", "R²: responses", "exponent: steps", "R²: steps", "coverages reaching ε"),
             tuple(rows),
-            caption=caption or "Costs to ε fitted as a power of C_cov",
+            caption=caption or r"Costs to ε fitted as a power of $C_{\mathrm{cov}}$",
             notes=("Least squares of log10 cost on log10 C_cov over the coverages where ε was reached; "
                    "a dash where that happened fewer than twice.",),
         )

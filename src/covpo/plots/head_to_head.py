@@ -14,13 +14,27 @@ from covpo.experiments.implications.head_to_head import HeadToHead, head_to_head
 from covpo.experiments.sweeps import Method
 from covpo.families import stacked_collapse_instance
 from covpo.plots.base import BookFigure, new_figure
-from covpo.plots.style import COLUMN_WIDTH, PALETTE, series_style
+from covpo.plots.style import COLUMN_WIDTH, LINESTYLES, MARKERS
 from covpo.validation import check_count, check_instance
 from covpo.plots.widgets import Explorable, Slider, explorable
 
 MARKER_SIZE = 6
 DODGE = 1.05
-"""Factor between neighbouring series' x positions in :func:`head_to_head_figure`."""
+"""Factor between neighbouring series' x positions in the widget's figure."""
+GROUP_SPREAD = 2.0
+"""Factor between the x positions of a group's first and last series in :func:`head_to_head_figure`.
+
+The coverages are a factor of four or more apart, so neighbouring clusters never meet."""
+GROUP_PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#000000", "#E69F00", "#56B4E9")
+"""The Okabe-Ito colours in the order a group's series take them.
+
+Each next colour is the one most unlike those before it (sky blue, nearest to blue, last;
+yellow left out, faint on white)."""
+LEGEND_RATIOS = (1.0, 1.0, 0.85)
+"""Widths of a row's two panels and its legend column in :func:`head_to_head_figure` (the same in every row,
+so the panels line up down the figure)."""
+ROW_HEIGHT = 2.25
+"""Height in inches of one group's row of :func:`head_to_head_figure`."""
 
 ALGORITHM_GROUPS = (
     "fixed reference or none",
@@ -42,23 +56,25 @@ def algorithm_group(method: Method) -> int:
     return 0
 
 
-def _style_indices(result: HeadToHead) -> list[int]:
-    """A :func:`~covpo.plots.style.series_style` index per method, distinct within the result.
+def method_styles(result: HeadToHead) -> list[dict[str, str]]:
+    """Colour, marker and line style per method of ``result``, distinct within each algorithm group.
 
-    Methods are numbered group by group, so the algorithms of one group take neighbouring
-    palette colours; indices that would give the palette's faint yellow are skipped.
+    A group's ``k``-th method takes the ``k``-th colour of :data:`GROUP_PALETTE`; the groups
+    differ by line style and marker set, so that the widget, which draws several groups on one
+    panel, still tells every method apart.
     """
-    order = sorted(range(len(result.methods)), key=lambda row: (algorithm_group(result.methods[row]), row))
-    free = (index for index in range(1000) if index % len(PALETTE) != len(PALETTE) - 1)
-    indices = [0] * len(result.methods)
-    for row in order:
-        indices[row] = next(free)
-    return indices
-
-
-def _style(index: int) -> dict[str, str]:
-    """Colour, marker and line style of the ``index``-th algorithm."""
-    return series_style(index)
+    positions = [0] * len(ALGORITHM_GROUPS)
+    styles = []
+    for method in result.methods:
+        group = algorithm_group(method)
+        position = positions[group]
+        positions[group] += 1
+        styles.append({
+            "color": GROUP_PALETTE[position % len(GROUP_PALETTE)],
+            "marker": MARKERS[(position + 4 * group) % len(MARKERS)],
+            "linestyle": LINESTYLES[group % len(LINESTYLES)],
+        })
+    return styles
 
 
 def _cost_points(result: HeadToHead, row: int, costs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -91,23 +107,26 @@ def head_to_head_figure(result: HeadToHead, title: str) -> BookFigure:
     """Responses (left) and gradient steps (right) to eps against ``C_cov``, log-log, one row per algorithm group.
 
     The rows are the groups of :data:`ALGORITHM_GROUPS` (fixed reference or none, resets,
-    coverage-governed baselines), each with its legend below it; every column shares its axes
-    across the rows, and within a row the series are spread a little along ``C_cov`` (by
-    factors of :data:`DODGE`) so that equal costs stay visible. Filled markers: the median over seeds where every seed reached eps; open
-    markers: the budget spent where some seed did not (a lower bound on the cost). Left: every
-    algorithm that samples (Best-of-N: responses per test prompt); exact algorithms sample
-    nothing and appear on the right only. Right: every trained algorithm (exact APMD: outer
-    iterations).
+    coverage-governed baselines), each with its legend in a column of its own to its right, so each pair of panels
+    compares one group's costs. Within a group every series has its own colour
+    (:data:`GROUP_PALETTE`) and marker, and the series are spread along ``C_cov`` over a
+    factor of :data:`GROUP_SPREAD`, so that equal costs stay visible side by side; every
+    column shares its axes across the rows. Filled markers: the median over seeds where every
+    seed reached eps; open markers: the budget spent where some seed did not (a lower bound on
+    the cost). Left: every algorithm that samples (Best-of-N: responses per test prompt); exact
+    algorithms sample nothing and appear on the right only. Right: every trained algorithm
+    (exact APMD: outer iterations).
     """
     groups = [g for g in range(len(ALGORITHM_GROUPS))
               if any(algorithm_group(method) == g for method in result.methods)]
-    styles = _style_indices(result)
-    figure = new_figure(COLUMN_WIDTH, 0.4 + 3.1 * len(groups))
+    styles = method_styles(result)
+    figure = new_figure(COLUMN_WIDTH, 0.45 + ROW_HEIGHT * len(groups))
     rows = figure.subfigures(len(groups), 1, squeeze=False)[:, 0]
     first = None
     x = result.coverages
     for subfigure, group in zip(rows, groups):
-        responses_axes, steps_axes = subfigure.subplots(1, 2)
+        responses_axes, steps_axes, legend_axes = subfigure.subplots(1, 3, width_ratios=LEGEND_RATIOS)
+        legend_axes.set_axis_off()
         if first is None:
             first = (responses_axes, steps_axes)
         else:
@@ -116,11 +135,11 @@ def head_to_head_figure(result: HeadToHead, title: str) -> BookFigure:
             steps_axes.sharex(first[1])
             steps_axes.sharey(first[1])
         members = [row for row, method in enumerate(result.methods) if algorithm_group(method) == group]
+        step = GROUP_SPREAD ** (1 / max(len(members) - 1, 1))
         for position, row in enumerate(members):
             method = result.methods[row]
-            style = _style(styles[row])
-            # Spread the group's series a little along x, so that equal costs do not hide each other.
-            shifted = x * DODGE ** (position - (len(members) - 1) / 2)
+            style = styles[row]
+            shifted = x * step ** (position - (len(members) - 1) / 2)
             if not is_exact(method):
                 y, reached = _cost_points(result, row, result.responses_to_eps)
                 _draw(responses_axes, shifted, y, reached, style, _label(method))
@@ -132,7 +151,8 @@ def head_to_head_figure(result: HeadToHead, title: str) -> BookFigure:
         for axes in (responses_axes, steps_axes):
             axes.set_xscale("log")
             axes.set_yscale("log")
-            axes.set_xlabel("$C_{\\mathrm{cov}}$ of $\\pi_0$")
+            axes.set_xticks(x, [f"{value:g}" for value in x])
+            axes.minorticks_off()
             axes.grid(alpha=0.3, which="major")
         handles, labels = [], []
         for axes in (responses_axes, steps_axes):
@@ -140,9 +160,13 @@ def head_to_head_figure(result: HeadToHead, title: str) -> BookFigure:
                 if label not in labels:
                     handles.append(handle)
                     labels.append(label)
-        subfigure.suptitle(ALGORITHM_GROUPS[group], fontsize="medium", fontweight="bold")
-        subfigure.legend(handles, labels, loc="outside lower center", ncols=min(3, len(labels)),
-                         frameon=False, handletextpad=0.3, columnspacing=1.0)
+        subfigure.suptitle(ALGORITHM_GROUPS[group], x=0.02, ha="left", fontsize="medium", fontweight="bold")
+        legend_axes.legend(handles, labels, loc="center left", ncols=1, frameon=False, borderaxespad=0.0,
+                           handletextpad=0.3, labelspacing=0.35, fontsize="small")
+    for axes in first:
+        axes.set_xlabel("")
+    for axes in rows[-1].axes[:2]:
+        axes.set_xlabel("$C_{\\mathrm{cov}}$ of $\\pi_0$")
     figure.suptitle(f"{title}: $\\varepsilon$ = {result.eps:g}, {len(result.seeds)} seeds")
     return figure
 
@@ -181,7 +205,7 @@ def head_to_head_explorer_figure(
     algorithm_set = min(check_count("algorithm_set", algorithm_set, minimum=0), len(ALGORITHM_SETS) - 1)
     response_budget = check_count("response_budget", response_budget)
     view = result.subset(algorithm_rows(result, algorithm_set)).within_budget(response_budget)
-    styles = _style_indices(result)
+    styles = method_styles(result)
     figure = new_figure(COLUMN_WIDTH, 4.2, constrained=False)
     figure.subplots_adjust(left=0.1, right=0.6, bottom=0.13, top=0.86)
     cost_axes = figure.subplots()
@@ -191,7 +215,7 @@ def head_to_head_explorer_figure(
         index = result.method_index(method.label)
         shifted = view.coverages * DODGE ** (position - (len(sampling) - 1) / 2)
         y, reached = _cost_points(view, row, view.responses_to_eps)
-        _draw(cost_axes, shifted, y, reached, _style(styles[index]), _label(method))
+        _draw(cost_axes, shifted, y, reached, styles[index], _label(method))
     cost_axes.set_xscale("log")
     cost_axes.set_yscale("log")
     cost_axes.set_xlabel("$C_{\\mathrm{cov}}$ of $\\pi_0$")

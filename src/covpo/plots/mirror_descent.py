@@ -11,8 +11,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from matplotlib import colormaps
-from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullLocator
@@ -43,10 +41,8 @@ from covpo.validation import check_count, check_positive
 
 REGIME_COLORS = {"weak": "C1", "strong": "C0", "resets": "C2"}
 METHOD_COLORS = {"REINFORCE": "C1", "APMD": "C2"}
-STACK_SPACING = 0.25
-"""Vertical offset between the surfaces of the stack in :func:`figure_3` (objective units)."""
 STACK_MARGIN = (0.45, 0.9)
-"""Margin in ``(u, v)`` around its path segment of the patch each stack surface is drawn on."""
+"""Margin in ``(u, v)`` around its path segment of the patch on which :func:`figure_3` draws each subproblem."""
 
 
 def _log_steps_axes(axes) -> None:
@@ -336,21 +332,24 @@ REWARD_NORM = Normalize(vmin=0.0, vmax=1.0)
 """Colour scale of :func:`figure_3`: the expected reward, as in Figure 2b."""
 
 
-def _surface(axes, landscape: Landscape, window: tuple[slice, slice] | None = None, offset: float = 0.0) -> None:
+def _reward_map(axes, landscape: Landscape):
+    """The expected reward over the plane, filled, with the panel's regularized objective as contour lines."""
+    image = axes.contourf(landscape.u, landscape.v, landscape.reward, levels=np.linspace(0.0, 1.0, 11),
+                          cmap="viridis", norm=REWARD_NORM)
+    return image
+
+
+def _objective_lines(axes, landscape: Landscape, window: tuple[slice, slice] | None = None, levels: int = 8) -> None:
     rows, columns = window if window is not None else (slice(None), slice(None))
-    grid_u, grid_v = np.meshgrid(landscape.u[columns], landscape.v[rows])
-    colour = colormaps["viridis"](REWARD_NORM(landscape.reward[rows, columns]))
-    stride = 1 if window is not None else 2
-    axes.plot_surface(grid_u, grid_v, landscape.objective[rows, columns] + offset, facecolors=colour,
-                      rstride=stride, cstride=stride, linewidth=0, antialiased=False, shade=False, zorder=1)
+    axes.contour(landscape.u[columns], landscape.v[rows], landscape.objective[rows, columns], levels=levels,
+                 colors="white", linewidths=0.7, alpha=0.8)
 
 
-def _path_on(axes, landscape: Landscape, segment: slice = slice(None), offset: float = 0.0, lw: float = 1.8,
-             color: str = "C2") -> None:
-    path, height = landscape.path[segment], landscape.path_objective[segment] + offset
-    axes.plot(path[:, 0], path[:, 1], height, color="white", lw=lw + 1.6, zorder=9)
-    axes.plot(path[:, 0], path[:, 1], height, color=color, lw=lw, zorder=10)
-    axes.plot(path[:1, 0], path[:1, 1], height[:1], "o", color="k", ms=4, zorder=11)
+def _path_on(axes, path: np.ndarray, color: str, lw: float = 2.0) -> None:
+    """A run's path over the plane, outlined in black so that it reads on every colour, from a black dot."""
+    axes.plot(path[:, 0], path[:, 1], color="black", lw=lw + 1.8, solid_capstyle="round")
+    axes.plot(path[:, 0], path[:, 1], color=color, lw=lw, solid_capstyle="round")
+    axes.plot(path[:1, 0], path[:1, 1], "o", color="black", mec="white", ms=6)
 
 
 def _window(landscape: Landscape, path: np.ndarray, margin: tuple[float, float]) -> tuple[slice, slice]:
@@ -371,52 +370,52 @@ def _segment(data: Figure3Data, step: int) -> slice:
 
 
 def figure_3(data: Figure3Data) -> BookFigure:
-    """Paper Figure 3: the landscape under weak, strong and reset regularization, in the run of Figure 2.
+    """Paper Figure 3 on the plane: the landscape under weak, strong and reset regularization, in the run of Figure 2a.
 
-    (a) ``J_beta(.; pi_0)`` at REINFORCE's strength with REINFORCE's path (the surface of
-    Figure 2b); (b) the same at APMD's strength, with APMD's first inner loop on it; (c) the
-    stack of subproblems ``J_beta(.; pi_t)`` at APMD's strength, one surface per selected
-    reset ``t`` (lowest first; the lowest is panel (b)'s surface), each drawn around the
-    segment of the APMD path that ascends it (``K`` steps from its reference, the black dot)
-    and lifted by ``STACK_SPACING`` per level. Colour is the expected reward.
+    Every panel fills the plane ``(u, v)`` with the expected reward (shared colour bar) and
+    draws the regularized objective of the panel as white contour lines; each path is
+    outlined in black and starts at a black dot. (a) ``J_beta(.; pi_0)`` at REINFORCE's
+    strength with REINFORCE's path (the surface of paper Figure 2b); (b) the same at APMD's
+    strength, with APMD's first inner loop; (c) the subproblems ``J_beta(.; pi_t)`` APMD
+    solves at the selected resets ``t``, each drawn as contour lines around the segment of the
+    path that ascends it (``K`` steps from its reference, the labelled dot), on the finer grid of
+    the stack.
     """
-    figure = new_figure(COLUMN_WIDTH, 7.8, constrained=False)
+    figure = new_figure(COLUMN_WIDTH, 6.6)
+    top, bottom = figure.subfigures(2, 1, height_ratios=(1.0, 1.05))
+    weak_axes, strong_axes = top.subplots(1, 2, sharey=True)
     first = _segment(data, 0)
-    panels = (
-        (data.weak, slice(None), METHOD_COLORS["REINFORCE"],
-         f"(a) fixed reference, weak $\\beta$ = {data.weak_beta:.3g}", [-0.05, 0.47, 0.52, 0.53]),
-        (data.strong, first, METHOD_COLORS["APMD"],
-         f"(b) fixed reference, strong $\\beta$ = {data.strong_beta:.3g}", [0.44, 0.47, 0.52, 0.53]),
-    )
-    for landscape, segment, color, title, box in panels:
-        axes = figure.add_axes(box, projection="3d", computed_zorder=False)
-        axes.set_facecolor("none")
-        _surface(axes, landscape)
-        _path_on(axes, landscape, segment, color=color)
-        axes.set_title(title, y=0.96)
-        axes.set_zlabel("$J_\\beta(\\pi; \\pi_0)$")
-        axes.set_xticks(np.arange(np.ceil(landscape.u.min() / 4) * 4, landscape.u.max() + 1e-9, 4))
-        axes.set_yticks(np.arange(np.ceil(landscape.v.min() / 4) * 4, landscape.v.max() + 1e-9, 4))
-        axes.set_box_aspect(None, zoom=0.85)
-    axes = figure.add_axes([0.02, 0.03, 0.8, 0.47], projection="3d", computed_zorder=False)
-    for level, (landscape, reset, step) in enumerate(zip(data.stack, data.stack_resets, data.stack_steps)):
-        offset = level * STACK_SPACING
+    for axes, landscape, segment, color, title in (
+        (weak_axes, data.weak, slice(None), METHOD_COLORS["REINFORCE"],
+         f"(a) fixed reference, weak $\\beta$ = {data.weak_beta:.3g}"),
+        (strong_axes, data.strong, first, METHOD_COLORS["APMD"],
+         f"(b) fixed reference, strong $\\beta$ = {data.strong_beta:.3g}"),
+    ):
+        image = _reward_map(axes, landscape)
+        _objective_lines(axes, landscape)
+        _path_on(axes, landscape.path[segment], color)
+        axes.set_title(title, loc="left")
+        axes.set_xlabel("u: optimal vs distractor")
+    weak_axes.set_ylabel("v: rewarding vs zero")
+    stack_axes = bottom.subplots()
+    base = data.stack[0]
+    _reward_map(stack_axes, base)
+    levels = list(zip(data.stack, data.stack_resets, data.stack_steps))
+    for index, (landscape, reset, step) in enumerate(levels):
         segment = _segment(data, int(step))
-        _surface(axes, landscape, _window(landscape, landscape.path[segment], STACK_MARGIN), offset=offset)
-        _path_on(axes, landscape, segment, offset=offset, lw=2.2, color=METHOD_COLORS["APMD"])
-        reference = landscape.reference
-        axes.text(reference[0] + 0.3, reference[1], landscape.path_objective[segment.start] + offset, f"t = {reset}")
-    axes.set_zticks([])
-    axes.set_zlabel(f"$J_\\beta(\\pi; \\pi_t)$, lifted {STACK_SPACING:g} per level")
-    axes.set_title(f"(c) resets: one subproblem per reset, $\\beta$ = {data.strong_beta:.3g}, K = {data.inner_steps}",
-                   y=0.98)
-    for axes in figure.axes:
-        axes.set_xlabel("u: optimal vs distractor", fontsize=9)
-        axes.set_ylabel("v: rewarding vs zero", fontsize=9)
-        axes.view_init(elev=26, azim=-62)
-    colorbar_axes = figure.add_axes([0.86, 0.08, 0.025, 0.32])
-    figure.colorbar(ScalarMappable(norm=REWARD_NORM, cmap=colormaps["viridis"]), cax=colorbar_axes,
-                    label="expected reward $J(\\pi)$")
+        _objective_lines(stack_axes, landscape, _window(landscape, landscape.path[segment], STACK_MARGIN), levels=5)
+        _path_on(stack_axes, landscape.path[segment], METHOD_COLORS["APMD"], lw=1.4)
+        if index in (0, len(levels) - 1):
+            first = index == 0
+            stack_axes.annotate(f"t = {reset}", landscape.reference, xytext=(8 if first else -8, 0),
+                                textcoords="offset points", ha="left" if first else "right", va="center",
+                                fontsize=8, fontweight="bold", color="white" if first else "black")
+    resets = ", ".join(str(reset) for _, reset, _ in levels)
+    stack_axes.set_title(f"(c) resets: APMD's subproblems at resets t = {resets} ($\\beta$ = {data.strong_beta:.3g}, "
+                         f"K = {data.inner_steps})", loc="left")
+    stack_axes.set_xlabel("u: optimal vs distractor")
+    stack_axes.set_ylabel("v: rewarding vs zero")
+    figure.colorbar(image, ax=stack_axes, label="expected reward $J(\\pi)$", ticks=np.linspace(0.0, 1.0, 6))
     return figure
 
 

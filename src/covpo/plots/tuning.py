@@ -13,6 +13,7 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.patches import Rectangle
 
+from covpo.algorithms import ALGORITHMS
 from covpo.experiments.implications.noise import NoiseStudy
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, PALETTE
@@ -52,55 +53,78 @@ def _cost_label(cost: float) -> str:
     return f"{cost / 1000:.1f}k" if cost >= 1000 else f"{int(cost)}"
 
 
+def _text_color(cmap, fraction: float) -> str:
+    """Black or white, whichever reads better on the colour ``cmap`` gives ``fraction`` (relative luminance)."""
+    red, green, blue = cmap(float(np.clip(fraction, 0.0, 1.0)))[:3]
+    return "black" if 0.2126 * red + 0.7152 * green + 0.0722 * blue > 0.45 else "white"
+
+
 def _draw_map(axes, tuning_map: TuningMap, vmin: float, vmax: float):
     costs = np.log10(tuning_map.median_responses_to_eps)
     cmap = colormaps["viridis_r"].with_extremes(bad=FAILED_COLOR)
     image = axes.imshow(np.ma.masked_invalid(costs), origin="lower", cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     lost = np.rint(tuning_map.lost_fraction * tuning_map.n_seeds).astype(int)
     for (i, j), cost in np.ndenumerate(tuning_map.median_responses_to_eps):
-        dark = np.isfinite(cost) and costs[i, j] > 0.5 * (vmin + vmax)
-        axes.text(j, i + 0.16, _cost_label(cost), ha="center", va="center", fontsize=10,
-                  color="white" if dark else "black")
+        color = _text_color(cmap, (costs[i, j] - vmin) / (vmax - vmin)) if np.isfinite(cost) else "black"
+        label = _cost_label(cost) + (f"\nlost {lost[i, j]}/{tuning_map.n_seeds}" if lost[i, j] else "")
+        axes.text(j, i, label, ha="center", va="center", fontsize=8, color=color, linespacing=1.1)
         if lost[i, j]:
             axes.add_patch(Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False, ec=LOST_COLOR, lw=2.0))
-            axes.text(j, i - 0.2, f"lost {lost[i, j]}/{tuning_map.n_seeds}", ha="center", va="center",
-                      fontsize=9, color=LOST_COLOR, fontweight="bold",
-                      bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.85})
     axes.set_xticks(range(tuning_map.betas.size), [f"{b:g}" for b in tuning_map.betas])
     axes.set_yticks(range(tuning_map.rows.size), [f"{v:g}" for v in tuning_map.rows])
     axes.set_xlabel(f"regularization $\\beta$ (learning rate $\\eta = {tuning_map.eta_beta:g} / \\beta$)")
     return image
 
 
-def _horizon_lines(axes, tuning_map: TuningMap) -> None:
+def _edge_mark(axes, along: str, position: float, style: str, color: str, label: str) -> None:
+    """A prescription marked outside the map, beside the cells it falls between, so no cell label is crossed.
+
+    ``along="x"``: a tick above the map at column position ``position``; ``"y"``: a tick right of
+    the map at row position ``position``.
+    """
+    transform = axes.get_xaxis_transform() if along == "x" else axes.get_yaxis_transform()
+    where, span = [position, position], [1.0, 1.12]
+    xs, ys = (where, span) if along == "x" else (span, where)
+    axes.plot(xs, ys, transform=transform, color=color, ls=style, lw=2.5, clip_on=False, label=label,
+              solid_capstyle="butt")
+
+
+def _horizon_marks(axes, tuning_map: TuningMap) -> None:
     prescriptions = tuning_map.prescriptions
     for beta, style, label in (
-        (prescriptions.beta_horizon, "--", "exact mirror descent reaches $\\varepsilon$ in $T$ resets"),
+        (prescriptions.beta_horizon, "-", "exact mirror descent reaches $\\varepsilon$ in $T$ resets"),
         (prescriptions.beta_horizon_bound, ":", "rate bound certifies $\\varepsilon$ in $T$ resets"),
     ):
         position = float(grid_position(beta, tuning_map.betas))
         if _on_map(position, tuning_map.betas.size):
-            axes.axvline(position, color="k", ls=style, lw=2.0, label=f"{label} (left of $\\beta$ = {beta:.2g})")
+            _edge_mark(axes, "x", position, style, "k", f"{label}: $\\beta \\leq$ {beta:.2g}")
 
 
-def _row_line(axes, tuning_map: TuningMap, value: float, style: str, color: str, label: str) -> None:
+def _row_mark(axes, tuning_map: TuningMap, value: float, style: str, color: str, label: str) -> None:
     position = float(grid_position(value, tuning_map.rows))
     if _on_map(position, tuning_map.rows.size):
-        axes.axhline(position, color=color, ls=style, lw=2.5, label=label)
+        _edge_mark(axes, "y", position, style, color, label)
+
+
+def _map_title(tuning_map: TuningMap, row_name: str) -> str:
+    return f"{ALGORITHMS[tuning_map.algorithm].label}: $\\beta$ and {row_name}"
 
 
 def tuning_heatmaps_figure(inner_steps_map: TuningMap, width_map: TuningMap) -> BookFigure:
     """The two tuning maps, one per row, coloured by the median responses to eps (log scale).
 
     Each cell shows the median responses to eps (``-``: at most half the seeds reached eps
-    within the budget; such cells are grey). Framed cells: some seed fell below half the base
-    coverage (or diverged), with the count. Black lines: the strongest ``beta`` whose horizon
-    fits the budget (exact mirror descent, dashed; the rate bound, dotted); on the top map,
-    chapter 3's rule ``eta beta K = 16`` and its coverage-aware version; on the bottom map,
-    width 1 (the target is never clipped) and where PPO's fixed interval :data:`~covpo.experiments.implications.tuning.FIXED_INTERVAL` sits.
-    Each map has its legend below it; the colour bar is shared.
+    within the budget; such cells are grey), in black or white, whichever reads on its colour.
+    Framed cells: some seed fell below half the base coverage (or diverged), with the count
+    under the cost. The prescriptions are ticks outside the maps, beside the cells they fall
+    between: above each map, the strongest ``beta`` whose horizon fits the budget (exact mirror
+    descent, solid; the rate bound, dotted); right of the top map, chapter 3's rule
+    ``eta beta K = 16`` and its coverage-aware version; right of the bottom map, width 1 (the
+    target is never clipped); on the bottom map, small dots at the right edge of each column
+    where PPO's fixed interval :data:`~covpo.experiments.implications.tuning.FIXED_INTERVAL`
+    sits. One legend under both maps; the colour bar, shared, to their right.
     """
-    figure = new_figure(COLUMN_WIDTH, 10.0)
+    figure = new_figure(COLUMN_WIDTH, 7.4)
     inner_axes, width_axes = figure.subplots(2, 1)
     finite = np.concatenate([m.median_responses_to_eps[np.isfinite(m.median_responses_to_eps)].ravel()
                              for m in (inner_steps_map, width_map)])
@@ -108,26 +132,32 @@ def tuning_heatmaps_figure(inner_steps_map: TuningMap, width_map: TuningMap) -> 
     vmax = max(vmax, vmin + 0.1)
     for axes, tuning_map in ((inner_axes, inner_steps_map), (width_axes, width_map)):
         image = _draw_map(axes, tuning_map, vmin, vmax)
-        _horizon_lines(axes, tuning_map)
+        _horizon_marks(axes, tuning_map)
     prescriptions = inner_steps_map.prescriptions
-    _row_line(inner_axes, inner_steps_map, prescriptions.accuracy_inner_steps, "-", RULE_COLOR,
-              f"$\\eta\\beta K = {ACCURACY_PRODUCT:g}$ (chapter 3): K = {prescriptions.accuracy_inner_steps:.2g}")
-    _row_line(inner_axes, inner_steps_map, prescriptions.coverage_aware_inner_steps, "-.", RULE_COLOR,
-              f"coverage-aware rule: K = {prescriptions.coverage_aware_inner_steps:.2g}")
-    _row_line(width_axes, width_map, 1.0, "-", RULE_COLOR, "width 1: the target is never clipped")
+    _row_mark(inner_axes, inner_steps_map, prescriptions.accuracy_inner_steps, "-", RULE_COLOR,
+              f"$\\eta\\beta K = {ACCURACY_PRODUCT:g}$ (chapter 3):\nK = {prescriptions.accuracy_inner_steps:.2g}")
+    _row_mark(inner_axes, inner_steps_map, prescriptions.coverage_aware_inner_steps, ":", RULE_COLOR,
+              f"coverage-aware rule:\nK = {prescriptions.coverage_aware_inner_steps:.2g}")
+    _row_mark(width_axes, width_map, 1.0, "-", RULE_COLOR, "width 1: the target\nis never clipped")
     fixed = grid_position(width_map.prescriptions.fixed_interval_widths, width_map.rows)
     shown = (fixed >= -0.5) & (fixed <= width_map.rows.size - 0.5)
     if shown.any():
-        width_axes.plot(np.flatnonzero(shown), fixed[shown], "o-", color=FIXED_COLOR, ms=7, lw=2.5,
-                        mec="white", label=f"fixed interval {list(FIXED_INTERVAL)}")
+        width_axes.plot(np.flatnonzero(shown) + 0.38, fixed[shown], "o", color=FIXED_COLOR, ms=5,
+                        mec="black", mew=0.6, label=f"fixed interval {list(FIXED_INTERVAL)}")
     inner_axes.set_ylabel("inner steps K")
     width_axes.set_ylabel("clip width\n(log-space factor on $R/\\beta$)")
-    inner_axes.set_title(f"{inner_steps_map.algorithm}: $\\beta$ and K")
-    width_axes.set_title(f"PPO-Lite, K = {width_map.inner_steps}: $\\beta$ and the clip interval")
+    inner_axes.set_title(_map_title(inner_steps_map, "the inner steps K"), loc="left", pad=18)
+    width_axes.set_title(_map_title(width_map, f"the clip interval, K = {width_map.inner_steps}"), loc="left", pad=18)
+    handles, labels = [], []
     for axes in (inner_axes, width_axes):
         axes.set_xlim(-0.5, axes.get_xlim()[1])
-        axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=1, frameon=False)
-    colorbar = figure.colorbar(image, ax=[inner_axes, width_axes], shrink=0.6, pad=0.02)
+        for handle, label in zip(*axes.get_legend_handles_labels()):
+            if label not in labels:
+                handles.append(handle)
+                labels.append(label)
+    figure.legend(handles, [label.replace("\n", " ") for label in labels], loc="outside lower center", ncols=2,
+                  frameon=False, fontsize="small", handlelength=1.6, columnspacing=1.2)
+    colorbar = figure.colorbar(image, ax=[inner_axes, width_axes], location="right", shrink=0.7, aspect=25)
     colorbar.set_label("$\\log_{10}$ median responses to $\\varepsilon$")
     figure.suptitle(
         f"{inner_steps_map.response_budget:,} responses per run (N = {inner_steps_map.batch_size}, "

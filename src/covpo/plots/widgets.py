@@ -12,8 +12,8 @@ output, rendered for the front end that will show it:
   not as a control.
 
 The stand-in is made only where it will be shown: when the environment variable
-:data:`STANDINS_VARIABLE` is ``1``, which the book's build sets for the kernels that execute its
-chapters (``book/_ext/widget_standins.py``). Such a kernel makes no live widget, which no static
+:data:`~covpo.static_pages.STANDINS_VARIABLE` is ``1``, which the book's build sets for the
+kernels that execute its chapters (``book/_ext/widget_standins.py``). Such a kernel makes no live widget, which no static
 page could show (its figure would be drawn for nothing); a live front end shows the live widget
 and never the stand-in, so a chapter run in JupyterLab or Binder skips the stand-ins' frames
 (some widgets train a model per frame). Either way no control on the page is frozen.
@@ -25,7 +25,6 @@ import base64
 import html
 import itertools
 import json
-import os
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,21 +37,11 @@ from matplotlib.figure import Figure
 from covpo.experiments.parallel import run_tasks
 from covpo.plots.base import figure_png
 from covpo.plots.style import DISPLAY_PX_PER_INCH, display_size
+from covpo.static_pages import standins_requested
 from covpo.validation import check_finite_array, check_positive
 
-STATIC_NOTE = (
-    "Static preview: the figure was precomputed for the settings offered here. "
-    "Run the chapter in Binder or a local Jupyter kernel for continuous controls."
-)
 FRAME_DPI = DISPLAY_PX_PER_INCH
 MAX_FRAMES = 64
-#: The environment variable that asks widgets for their static stand-ins (see the module docstring).
-STANDINS_VARIABLE = "COVPO_STATIC_STANDINS"
-
-
-def standins_requested() -> bool:
-    """Whether widgets made in this process carry their static stand-in: :data:`STANDINS_VARIABLE` is ``1``."""
-    return os.environ.get(STANDINS_VARIABLE) == "1"
 
 
 @dataclass(frozen=True)
@@ -273,8 +262,47 @@ def _standin_control(slider: Slider, axis: int) -> str:
     )
 
 
+def _counted(count: int, noun: str) -> str:
+    return f"the {noun}" if count == 1 else f"the {count} {noun}s"
+
+
+def _listed(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def static_note(sliders: Sequence[Slider]) -> str:
+    """The note under a stand-in: what its controls are, and what a live kernel adds to them.
+
+    The stand-in shows a numeric control as a slider over its precomputed values and a
+    categorical one as a dropdown; the live widget makes every numeric control a continuous
+    slider and shows the categorical ones as buttons with the same choices.
+    """
+    moving = [slider for slider in sliders if len(slider.static_values) > 1]
+    kinds = [
+        _counted(count, noun)
+        for count, noun in (
+            (sum(slider.choices is None for slider in moving), "slider"),
+            (sum(slider.choices is not None for slider in moving), "dropdown"),
+        )
+        if count
+    ]
+    if not kinds:
+        note = "Static preview: the figure at the settings shown."
+    else:
+        verb = "switches" if len(moving) == 1 else "switch"
+        note = f"Static preview: {_listed(kinds)} {verb} between figures precomputed for the values offered here."
+    numeric = [slider.label for slider in sliders if slider.choices is None]
+    if numeric:
+        return note + f" Run the chapter in Binder or a local Jupyter kernel to set {_listed(numeric)} to any value in range."
+    return note + " Run the chapter in Binder or a local Jupyter kernel to redraw it live."
+
+
 def static_standin_html(frames: Frames, sliders: Sequence[Slider], title: str) -> str:
-    """HTML for the kernel-free stand-in: controls that switch precomputed frames."""
+    """HTML for the kernel-free stand-in: controls that switch precomputed frames, and the note under them.
+
+    The title is the image's text alternative and the stand-in's ``data-title``, from which the
+    book's pages caption it.
+    """
     uid = "covpo-" + uuid.uuid4().hex[:12]
     shape = [len(s.static_values) for s in sliders]
     labels = [[s.value_label(position) for position in range(len(s.static_values))] for s in sliders]
@@ -282,12 +310,11 @@ def static_standin_html(frames: Frames, sliders: Sequence[Slider], title: str) -
     controls = "".join(_standin_control(s, axis) for axis, s in enumerate(sliders))
     first = int(np.ravel_multi_index([s.default_index for s in sliders], shape))
     return (
-        f'<div class="covpo-standin" id="{uid}">'
-        f'<p><strong>{html.escape(title)}</strong></p>'
+        f'<div class="covpo-standin" id="{uid}" data-title="{html.escape(title)}">'
         f'<div class="covpo-controls">{controls}</div>'
         f'<img class="covpo-frame" alt="{html.escape(title)}" src="{frames.images[first]}" data-frame="{first}" '
         f'width="{frames.width}" style="max-width:100%;height:auto">'
-        f'<p class="covpo-note"><em>{html.escape(STATIC_NOTE)}</em></p>'
+        f'<p class="covpo-note"><em>{html.escape(static_note(sliders))}</em></p>'
         f'<script type="application/json" class="covpo-frames">{payload}</script>'
         f"<script>{_STANDIN_SCRIPT % {'uid': uid}}</script>"
         "</div>"
@@ -332,5 +359,5 @@ class Explorable:
 
 
 def explorable(figure_function: Callable[..., Figure], sliders: Sequence[Slider], title: str) -> Explorable:
-    """Wrap a figure function and its sliders as a widget, with a static stand-in where :func:`standins_requested`."""
+    """Wrap a figure function and its sliders as a widget, with a static stand-in where :func:`~covpo.static_pages.standins_requested`."""
     return Explorable(figure_function, sliders, title)

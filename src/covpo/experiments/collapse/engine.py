@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit, prange
 from tqdm.std import tqdm
 
+from covpo.static_pages import standins_requested
 from covpo.trajectory import LOG10_E, Trajectory, trajectory_from_arrays
 from covpo.validation import check_count, check_index_array, check_instances, check_nonnegative, check_positive
 
@@ -155,8 +156,12 @@ class _ExactRuns:
 
 
 def _progress_bar(total: int, progress: bool | None, description: str) -> tqdm:
-    """A stderr bar; automatic mode shows it only for large budgets that also take over a second."""
-    show = total >= PROGRESS_MIN_STEPS if progress is None else bool(progress)
+    """A stderr bar; automatic mode shows it only for large budgets that also take over a second.
+
+    No mode shows it in a kernel that executes a chapter for the static pages
+    (:func:`~covpo.static_pages.standins_requested`).
+    """
+    show = (total >= PROGRESS_MIN_STEPS if progress is None else bool(progress)) and not standins_requested()
     delay = PROGRESS_DELAY_SECONDS if progress is None else 0.0
     return tqdm(
         total=total, file=sys.stderr, disable=not show, delay=delay, unit="step", unit_scale=True, desc=description

@@ -284,7 +284,7 @@ class NoiseStudy:
                     float(cost) if np.isfinite(cost) else None,
                 ))
         return Table(
-            ("method", "C_cov", "collapsed (% of seeds)", "median depth (decades)", "exact depth (decades)",
+            ("method", r"$C_{\mathrm{cov}}$", "collapsed (% of seeds)", "median depth (decades)", "exact depth (decades)",
              "deeper than exact (% of seeds)",
              "reached ε (% of seeds)", "median responses to ε"),
             tuple(rows),

@@ -160,7 +160,7 @@ class UnitsComparison:
         the value is the least any of them spent. ``yes`` / ``no`` / ``open`` say whether resets cost
         less in that unit (``open``: the lower bound does not decide).
         """
-        columns = ["family", "C_cov", "gap", "ε"]
+        columns = ["family", r"$C_{\mathrm{cov}}$", "gap", "ε"]
         for cost in ("steps", "rounds", "responses"):
             columns += [f"{cost}: fixed", f"{cost}: resets", f"{cost}: fixed / resets", f"fewer {cost} with resets"]
         rows = []

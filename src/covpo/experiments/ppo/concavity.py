@@ -105,7 +105,7 @@ class Landscape:
         )
         return Table(
             ("ρ", "ρ / ‖θ_* − θ_0‖", "NoClip: largest eigenvalue", "KimiPO: smallest eigenvalue",
-             "J_β(π_*) − J_β(π_θ)", "β KL(π_θ ‖ π_*)"),
+             r"$J_\beta(\pi_\star) - J_\beta(\pi_\theta)$", r"$\beta\,\mathrm{KL}(\pi_\theta \Vert \pi_\star)$"),
             rows,
             caption=f"Curvature at θ_* + ρu, over {self.n_directions} directions u, β = {self.beta:g}",
             notes=("NoClip: the Hessian of J_β(π_θ; π_0), largest eigenvalue over all directions tried (negative means "

@@ -96,7 +96,7 @@ class BaselineBiasSweep:
         if baseline == "mean":
             rows = zip(self.betas, self.mean_bias, self.mean_bias_approximation, self.mean_step_error)
             return Table(
-                ("β", "bias |V_t − b_t|", "Var_t(r) / 2β", "step error (KL)"),
+                ("β", r"bias $\lvert V_t - b_t \rvert$", r"$\mathrm{Var}_t(r) / 2\beta$", "step error (KL)"),
                 tuple((float(b), float(x), float(a), float(e)) for b, x, a, e in rows),
                 caption="KimiPO's mean baseline against β",
                 notes=(f"Log-log slopes in β: bias {self.slope('mean_bias'):.2f}, "

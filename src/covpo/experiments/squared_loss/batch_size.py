@@ -98,7 +98,8 @@ class BatchSizeStudy:
                     float(max(p.coverage_fall.max() for p in paths)),
                 ))
         return Table(
-            ("method", "N (prompts)", "largest step MSE", "smallest 2β²KL/MSE", "largest 2β²KL/MSE",
+            ("method", "N (prompts)", "largest step MSE",
+             r"smallest $2\beta^2\mathrm{KL}/\mathrm{MSE}$", r"largest $2\beta^2\mathrm{KL}/\mathrm{MSE}$",
              "largest bound on the fall (decades)", "largest fall (decades)"),
             tuple(rows),
             caption=caption or f"The MSE criterion over {len(self.seeds)} seeds",

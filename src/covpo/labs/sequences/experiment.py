@@ -156,11 +156,11 @@ class SequenceExperiment:
             rows.append((run.algorithm, 0, float(run.min_log10_coverage), None if steps < 0 else int(steps),
                          int(run.total_gradient_steps), None if responses < 0 else int(responses)))
         return Table(
-            ("run", "shared prefix (tokens)", "lowest log10 coverage", "steps to ε", "steps run",
+            ("run", "shared prefix (tokens)", r"lowest $\log_{10}$ coverage", "steps to ε", "steps run",
              "responses to ε"),
             tuple(rows),
             caption=(
-                f"Token sequences: V = {self.vocab_size}, L = {self.length}, gap {self.gap:g}, ε = {self.eps:g}, "
+                f"Token sequences: V = {self.vocab_size}, $H$ = {self.length}, gap {self.gap:g}, ε = {self.eps:g}, "
                 f"η = {self.eta:g}; APMD with β = {self.beta:g}, K = {self.inner_steps}; seed {self.seed}"
             ),
             notes=("'-': ε not reached within the run. 'exact': the run samples nothing. Coverage is the "
@@ -177,11 +177,11 @@ class SequenceExperiment:
             for n, length in enumerate(self.ratio_lengths)
         )
         return Table(
-            ("method", "L", "largest |log w| (sequence)", "largest |log ρ_t| (token)", "lowest log10 coverage",
+            ("method", "$H$", r"largest $\lvert\log w\rvert$ (sequence)", r"largest $\lvert\log w_h\rvert$ (token)", r"lowest $\log_{10}$ coverage",
              "steps to ε"),
             rows,
-            caption=f"Sampled reset methods against the sequence length L (seed {self.seed})",
-            notes=(f"w: a sequence's ratio to the reference, ρ_t: a token's; largest over the batches and inner "
+            caption=f"Sampled reset methods against the sequence length $H$ (seed {self.seed})",
+            notes=(f"$w$: a sequence's ratio to the reference, $w_h$: a token's; largest over the batches and inner "
                    f"steps of the run. The target's bound on |log w| is R/β = {1.0 / self.beta:g}. "
                    "'-': ε not reached.",),
         )
