@@ -87,3 +87,12 @@ def test_nan_or_probabilities_where_log_probabilities_are_expected_are_refused()
         with pytest.raises(ValueError, match="delta"):
             best_of_n_samples_needed(np.log(0.5), delta)
     assert np.isfinite(log_best_of_n_success(-1e4, 3))  # tiny coverages stay exact
+
+
+def test_exact_success_rises_with_the_sample_size_and_with_coverage():
+    # moved from chapter 1's check: a property of the closed form 1 - (1 - c)^N, not a measurement
+    coverages = np.array([0.01, 0.05, 0.2])
+    sizes = np.array([1, 3, 10, 30, 100, 300])
+    success = best_of_n_success(np.log(coverages)[:, None], sizes[None, :])
+    assert np.all(np.diff(success, axis=1) > 0)
+    assert np.all(np.diff(success, axis=0) > 0)
