@@ -10,6 +10,7 @@ while reward rises. The subpackage follows the data flow of the book, one job pe
 - :mod:`covpo.experiments.collapse.step_sizes`: learning rates inside the smoothness range and far beyond it;
 - :mod:`covpo.experiments.collapse.phases`: the slide's law and the length of the recovery, measured on one run;
 - :mod:`covpo.experiments.collapse.landscape`: the objective over the plane and the path on the simplex;
+- :mod:`covpo.experiments.collapse.ridge`: how far below the surface's top REINFORCE's ridge runs;
 - :mod:`covpo.experiments.collapse.sampled`: stochastic REINFORCE on the same instance;
 - :mod:`covpo.experiments.collapse.resets`: exact-gradient APMD (reference resets) in the same engine;
 - :mod:`covpo.experiments.collapse.reset_sweeps`: the sweeps of APMD (learning rate, inner steps, knob);
@@ -51,6 +52,7 @@ from covpo.collapse_instance import (
     strongest_eps_optimal_beta,
 )
 from .landscape import Landscape, SimplexPath, landscape_grid, simplex_path
+from .ridge import RidgeProfile, regularized_maximum, ridge_profile
 from .phases import (
     DENSE_RECORDS,
     RecoveryProfile,
@@ -221,7 +223,10 @@ __all__ = [
     "logits_from_plane",
     "mirror_descent_resets_to_eps",
     "plane_coordinates",
+    "RidgeProfile",
+    "regularized_maximum",
     "regularized_optimum_suboptimality",
+    "ridge_profile",
     "run_exact_reinforce",
     "sampled_collapse_run",
     "sampled_reinforce_over_seeds",
