@@ -97,3 +97,12 @@ def test_a_coverage_that_rounds_to_one_needs_one_draw_without_a_warning(log_cove
         warnings.simplefilter("error")
         assert best_of_n_samples_needed(log_coverage, 0.1) == 1.0
         assert best_of_n_samples_needed(np.array([log_coverage, np.log(0.5)]), 0.1).tolist() == [1.0, 4.0]
+
+
+def test_exact_success_rises_with_the_sample_size_and_with_coverage():
+    # moved from chapter 1's check: a property of the closed form 1 - (1 - c)^N, not a measurement
+    coverages = np.array([0.01, 0.05, 0.2])
+    sizes = np.array([1, 3, 10, 30, 100, 300])
+    success = best_of_n_success(np.log(coverages)[:, None], sizes[None, :])
+    assert np.all(np.diff(success, axis=1) > 0)
+    assert np.all(np.diff(success, axis=0) > 0)

@@ -33,6 +33,7 @@ def test_families_share_everything_but_the_base_model():
     np.testing.assert_array_equal(random[0].rewards, random[1].rewards)
     assert [coverage_coefficient(i, base_log_policy(i)) for i in random] == pytest.approx([3.0, 30.0], rel=1e-8)
     collapse = collapse_family((10.0, 20.0))
+    np.testing.assert_array_equal(collapse[0].features, collapse[1].features)
     np.testing.assert_array_equal(collapse[0].rewards, collapse[1].rewards)
     assert not np.array_equal(collapse[0].base_theta, collapse[1].base_theta)
 
@@ -82,3 +83,8 @@ def test_families_reject_bad_coverages(coverages):
 def test_random_family_rejects_a_bad_seed():
     with pytest.raises(ValueError, match="seed"):
         random_family((5.0,), seed=-1)
+
+
+def test_both_families_have_unit_norm_features():
+    for instance in (collapse_family((40.0,))[0], random_family((20.0,))[0]):
+        np.testing.assert_allclose(np.sum(instance.features**2, axis=-1), 1.0)

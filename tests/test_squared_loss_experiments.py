@@ -50,6 +50,8 @@ def test_mean_baseline_is_convex_where_the_normalizer_is_not():
     scan = curvature_scan(instance, instance.base_theta, 0.1, 16, radius=3.0, n_points=40, rng=np.random.default_rng(1))
     assert np.all(scan.min_eigenvalue[0] > -1e-14)
     assert np.all(scan.min_eigenvalue[3] > -1e-14)
+    # tabular over two responses: adding one constant to both logits is a flat direction
+    assert np.all(np.abs(scan.min_eigenvalue[[0, 3]]) < 1e-14)
     assert scan.at_reference[1] < 0.0 and scan.at_reference[2] < 0.0
     shares = scan.negative_share()
     assert shares[0] == 0.0 and shares[3] == 0.0 and shares[1] > 0.0

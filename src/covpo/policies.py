@@ -213,7 +213,13 @@ def log_coverage(instance: BanditInstance, log_probs: np.ndarray) -> np.ndarray:
 
 
 def coverage_coefficient(instance: BanditInstance, log_probs: np.ndarray) -> float:
-    """``C_cov = E_x [1 / pi(Y*(x)|x)]`` (paper section 1.3); may overflow to ``inf`` after collapse."""
+    """The coverage coefficient ``C_cov = E_x [1 / pi(Y*(x)|x)]`` of the policy ``exp(log_probs)``.
+
+    The paper measures a base model by its response coverage of the optimal responses (its
+    section 1.3); this average over prompts of the inverse coverage is our reconstruction of the
+    coefficient (``max_x 1 / pi(Y*(x)|x)`` is the worst-case variant). May overflow to ``inf``
+    after a collapse.
+    """
     instance = check_bandit("instance", instance)
     with np.errstate(over="ignore"):
         return float(instance.prompt_probs @ np.exp(-log_coverage(instance, log_probs)))

@@ -10,6 +10,8 @@ while reward rises. The subpackage follows the data flow of the book, one job pe
 - :mod:`covpo.experiments.collapse.step_sizes`: learning rates inside the smoothness range and far beyond it;
 - :mod:`covpo.experiments.collapse.phases`: the slide's law and the length of the recovery, measured on one run;
 - :mod:`covpo.experiments.collapse.landscape`: the objective over the plane and the path on the simplex;
+- :mod:`covpo.experiments.collapse.ridge`: how far below the surface's top REINFORCE's ridge runs;
+- :mod:`covpo.experiments.collapse.inner_factor`: how one exact inner step of APMD shrinks or flips its error;
 - :mod:`covpo.experiments.collapse.sampled`: stochastic REINFORCE on the same instance;
 - :mod:`covpo.experiments.collapse.resets`: exact-gradient APMD (reference resets) in the same engine;
 - :mod:`covpo.experiments.collapse.reset_sweeps`: the sweeps of APMD (learning rate, inner steps, knob);
@@ -51,6 +53,8 @@ from covpo.collapse_instance import (
     strongest_eps_optimal_beta,
 )
 from .landscape import Landscape, SimplexPath, landscape_grid, simplex_path
+from .inner_factor import InnerErrorFactors, equal_mass_resets, inner_error_factors
+from .ridge import RidgeProfile, regularized_maximum, ridge_profile
 from .phases import (
     DENSE_RECORDS,
     RecoveryProfile,
@@ -137,6 +141,7 @@ __all__ = [
     "STEP_SIZE_GAPS",
     "ExponentialFits",
     "FirstSteps",
+    "InnerErrorFactors",
     "LearningRateGrid",
     "RecoveryProfile",
     "SlideProfile",
@@ -212,7 +217,9 @@ __all__ = [
     "figure_3_data",
     "fit_exponential",
     "fit_power",
+    "equal_mass_resets",
     "fixed_reference_rate_sweep",
+    "inner_error_factors",
     "inner_accuracy_sweep",
     "inner_kl_per_reset",
     "inner_steps_sweep",
@@ -221,7 +228,10 @@ __all__ = [
     "logits_from_plane",
     "mirror_descent_resets_to_eps",
     "plane_coordinates",
+    "RidgeProfile",
+    "regularized_maximum",
     "regularized_optimum_suboptimality",
+    "ridge_profile",
     "run_exact_reinforce",
     "sampled_collapse_run",
     "sampled_reinforce_over_seeds",

@@ -14,9 +14,10 @@ strength along the chapter's knob, and ``eta * beta = 2`` at the chapter's ``eta
 conditions shape the choice:
 
 - stability: where the optimal response and the distractor hold equal mass, one gradient
-  step multiplies the error along ``u`` in the inner problem by ``1 - eta * beta / 2``, so at
-  ``eta * beta = 4`` the inner loop oscillates without converging and APMD stalls at equal
-  masses for many resets; ``eta * beta = 2`` removes that error in one step;
+  step multiplies the error along ``u`` in the inner problem by about ``1 - eta * beta / 2``
+  (measured by :func:`~covpo.experiments.collapse.inner_factor.inner_error_factors`), so at
+  ``eta * beta = 4`` the inner loop flips the error's sign without shrinking it and APMD spends
+  most of its resets near equal masses; ``eta * beta = 2`` removes that error in one step;
 - accuracy: an inner loop of ``K`` steps must actually solve its subproblem, which on this
   family takes about ``eta * beta * K >= 16``; with fewer steps APMD drifts toward REINFORCE
   (``K = 1`` *is* REINFORCE: the KL gradient vanishes at the reference) and coverage

@@ -61,7 +61,7 @@ FIXED_INTERVAL = (0.8, 1.2)
 :attr:`TuningPrescriptions.fixed_interval_widths`. Applied through PPO's pessimistic minimum to PPO-Lite's non-negative
 reward, only its upper end ``1 + eps`` ever clips, so its place on the map is set by that end alone."""
 HALF_COVERAGE_DECADES = float(np.log10(2.0))
-"""A coverage loss beyond this many decades leaves some prompt below half its base coverage (the theorem's margin)."""
+"""A coverage loss beyond this many decades leaves some prompt below half its base coverage (the book's threshold, our choice)."""
 MAX_MIRROR_DESCENT_TIME = 1e12
 
 
