@@ -1,6 +1,6 @@
 """Run chapter 7's transformer study at full size: the learning-rate protocol, every cell, tables, figures, costs.
 
-    python scripts/transformer_study.py                 # the full study (about 20 minutes on 2 CPU cores)
+    python scripts/transformer_study.py                 # the full study (about 17 times the book's runs)
     python scripts/transformer_study.py --size book     # what the chapter runs
     python scripts/transformer_study.py --out results/ --skip-sweep
 
