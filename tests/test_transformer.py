@@ -13,30 +13,44 @@ import jax.numpy as jnp  # noqa: E402
 
 import covpo.labs.transformer as lab  # noqa: E402
 from covpo.labs.transformer import (  # noqa: E402
+    Cell,
     Method,
     ModelConfig,
     ReversalTask,
     TrainingSetup,
     answer_log_probs,
     decode_step,
-    default_methods,
     exact_pass_at_k,
+    fastest_stable_rate,
     init_params,
+    make_arm,
     pass_at_k,
     policy_loss,
+    regularized_objective,
+    regularized_target,
     reward,
     sample_answers,
+    sequence_kl,
+    sign_test_interval,
     train_runs,
 )
+from covpo.labs.transformer.experiment import plan_study  # noqa: E402
 from covpo.labs.transformer.model import (  # noqa: E402
+    all_answer_log_probs,
     answer_logits,
     empty_cache,
     group_answer_logits,
     group_token_log_probs,
     teacher_forcing_inputs,
 )
-from covpo.labs.transformer.task import all_prompts, correct_answer, near_miss  # noqa: E402
-from covpo.labs.transformer.training import held_out_log_probs, stack_constants  # noqa: E402
+from covpo.labs.transformer.task import all_prompts, answer_index, correct_answer, near_miss  # noqa: E402
+from covpo.labs.transformer.training import (  # noqa: E402
+    RunInputs,
+    group_advantages,
+    held_out_log_probs,
+    stack_constants,
+    synced_reference,
+)
 
 TINY = ModelConfig(n_symbols=3, length=2, d_model=8, n_layers=1, n_heads=2)
 
@@ -56,6 +70,7 @@ answer_log_probs = compiled(answer_log_probs, static_argnums=1)
 answer_logits = compiled(answer_logits, static_argnums=1)
 group_answer_logits = compiled(group_answer_logits, static_argnums=1)
 group_token_log_probs = compiled(group_token_log_probs, static_argnums=1)
+all_answer_log_probs = compiled(all_answer_log_probs, static_argnums=1)
 decode_step = compiled(decode_step, static_argnums=1)
 held_out_log_probs = compiled(held_out_log_probs, static_argnums=(1, 2))
 sample_answers = compiled(sample_answers, static_argnames=("config", "n"))
@@ -163,7 +178,9 @@ def test_policy_gradient_estimate_matches_exact_gradient_of_expected_reward():
             drawn, old = lab.sample_answers(params, TINY, prompts, group, key)
             r = reward(task, prompts[:, None, :], drawn, "partial")
             # the loss averages over tokens; the sequence-level estimate is L times its negative gradient
-            return -TINY.length * project(jax.grad(policy_loss)(params, TINY, prompts, drawn, old, old, r, constants))
+            advantages = group_advantages(r, jnp.arange(64), constants["loo"])
+            return -TINY.length * project(jax.grad(policy_loss)(params, TINY, prompts, drawn, old, old, r, advantages,
+                                                                constants))
         return jax.lax.map(one, keys)
 
     exact = float(compiled(lambda p: project(jax.grad(expected_reward)(p)))(params))
@@ -207,20 +224,189 @@ def test_task_rewards_and_conventions():
         ModelConfig(d_model=10, n_heads=4)
     with pytest.raises(ValueError):
         Method("bad", 1e-3, advantage="median")
+    decoupled = ReversalTask(n_symbols=4, length=3, decoupled=True)
+    assert correct_answer(decoupled, easy).tolist() == [[3, 2, 1]]
+    assert correct_answer(decoupled, hard).tolist() == [[1, 0, 0]]
+    assert near_miss(decoupled, hard).tolist() == [[1, 0, 1]]
 
 
-def test_seeded_runs_reproduce_and_budgets_are_equal():
-    task = ReversalTask(n_symbols=3, length=2)
-    config = ModelConfig(n_symbols=3, length=2, d_model=8, n_layers=1, n_heads=2)
-    base = init_params(config, jax.random.PRNGKey(8))
-    prompts = jnp.asarray(all_prompts(task))
-    setup = TrainingSetup(config, task, n_steps=3, n_prompts=2, group_size=4, max_inner_steps=2)
-    methods = default_methods(inner_steps=2)
-    arguments = (base, prompts[:6], prompts[6:], stack_constants(list(methods)),
-                 jnp.zeros(len(methods), jnp.int32), jnp.stack([jax.random.PRNGKey(9)] * len(methods)))
-    first = train_runs(setup, *arguments)
-    second = train_runs(setup, *arguments)
-    for a, b in zip(jax.tree_util.tree_leaves(first), jax.tree_util.tree_leaves(second)):
+def test_prefix_tree_log_probs_equal_teacher_forcing_of_every_answer():
+    config = ModelConfig(n_symbols=4, length=3, d_model=16, n_layers=2, n_heads=4)
+    params = init_params(config, jax.random.PRNGKey(16))
+    prompts = jnp.array([[0, 1, 2], [3, 3, 0]], jnp.int32)
+    answers = all_answers(config)
+    exact = all_answer_log_probs(params, config, prompts)
+    for row, prompt in enumerate(prompts):
+        flat = answer_log_probs(params, config, jnp.repeat(prompt[None], len(answers), 0), answers)
+        np.testing.assert_allclose(exact[row], flat, atol=2e-5)
+    np.testing.assert_allclose(exact[:, answer_index(answers[5:6], 4)[0]], exact[:, 5])
+
+
+def test_regularized_target_sums_to_one_and_maximizes_the_regularized_objective():
+    rng = np.random.default_rng(17)
+    log_reference = np.log(rng.dirichlet(np.ones(9), size=3))
+    rewards = rng.uniform(0, 1, (3, 9))
+    beta = 0.3
+    target = np.asarray(regularized_target(jnp.asarray(log_reference), jnp.asarray(rewards), beta))
+    np.testing.assert_allclose(np.exp(target).sum(-1), 1.0, atol=1e-6)
+    best = np.asarray(regularized_objective(jnp.asarray(target), jnp.asarray(log_reference), jnp.asarray(rewards), beta))
+    # the maximum is beta log E_ref exp(r / beta), attained at the target
+    np.testing.assert_allclose(best, beta * np.log((np.exp(log_reference) * np.exp(rewards / beta)).sum(-1)),
+                               rtol=1e-5)
+    others = np.log(rng.dirichlet(np.ones(9), size=(200, 3)))
+    values = np.asarray(regularized_objective(jnp.asarray(others), jnp.asarray(log_reference), jnp.asarray(rewards),
+                                              beta))
+    assert (values < best).all()
+    nearby = target + 1e-2 * rng.normal(size=target.shape)
+    nearby -= np.log(np.exp(nearby).sum(-1, keepdims=True))
+    assert (np.asarray(regularized_objective(jnp.asarray(nearby), jnp.asarray(log_reference), jnp.asarray(rewards),
+                                             beta)) < best).all()
+    np.testing.assert_allclose(sequence_kl(jnp.asarray(target), jnp.asarray(target)), 0.0, atol=1e-7)
+
+
+TINY_TASK = ReversalTask(n_symbols=3, length=2)
+
+
+def tiny_run(key: int = 9, near_reward: float = 0.9) -> RunInputs:
+    """One run's inputs on the 9 prompts of the tiny task: 3 training prompts, 2 held out."""
+    prompts = jnp.asarray(all_prompts(TINY_TASK))
+    train, held = prompts[jnp.array([1, 5, 7])], prompts[jnp.array([2, 6])]
+    return RunInputs(init_params(TINY, jax.random.PRNGKey(8)), train, correct_answer(TINY_TASK, train),
+                     near_miss(TINY_TASK, train), held, correct_answer(TINY_TASK, held),
+                     near_miss(TINY_TASK, held), jnp.float32(near_reward), jnp.arange(3, dtype=jnp.int32),
+                     jax.random.PRNGKey(key))
+
+
+def run_arms(methods: list[Method], setup: TrainingSetup, run: RunInputs):
+    stacked = jax.tree_util.tree_map(lambda leaf: jnp.stack([leaf] * len(methods)), run)
+    return train_runs(setup, methods[0].exact, stack_constants(methods), stacked)
+
+
+def step_distance(log_coverage: np.ndarray, log_near: np.ndarray, near_reward: float, beta: float) -> np.ndarray:
+    """``KL(pi_t || pi_t exp(r / beta) / Z)`` per prompt, from the probabilities of the two rewarded answers."""
+    p, q = np.exp(log_coverage), np.exp(log_near)
+    z = 1 + p * np.expm1(1 / beta) + q * np.expm1(near_reward / beta)
+    return np.log(z) - (p + near_reward * q) / beta
+
+
+def test_exact_target_apmd_fits_each_steps_target_from_the_policy_that_it_resets_to():
+    """Every outer step's K steps close most of the distance from pi_t to pi_t exp(r / beta) / Z.
+
+    A reset that does nothing (the base model kept as the reference) or a penalty of the wrong
+    sign fails this test: the iterate then fits another target, or none.
+    """
+    setup = TrainingSetup(TINY, n_steps=3, n_slots=3, slot_size=2, inner_steps=30)
+    arm = Method("apmd", 3e-2, family="apmd", beta=0.5, exact_reward=True)
+    _, record = run_arms([arm], setup, tiny_run())
+    before = step_distance(np.asarray(record.log_coverage[0, :-1]), np.asarray(record.log_near[0, :-1]), 0.9, 0.5)
+    after = np.asarray(record.accuracy[0])
+    assert (before.mean(-1) > 1e-2).all()
+    assert (after < 0.2 * before.mean(-1)).all()
+
+
+def test_the_k3_penalty_pulls_the_policy_toward_its_reference():
+    """With zero advantages a step on the GRPO loss lowers KL(pi_ref || pi): the penalty has the right sign."""
+    run = tiny_run()
+    reference = init_params(TINY, jax.random.PRNGKey(18))
+    answers = jnp.asarray(np.tile(all_answers(TINY)[None, :8], (3, 1, 1)))
+    old = group_token_log_probs(run.base, TINY, run.prompts, answers)
+    ref = group_token_log_probs(reference, TINY, run.prompts, answers)
+    zeros = jnp.zeros(answers.shape[:2])
+    constants = Method("fixed", 1e-3, beta=1.0).constants()
+    gradient = compiled(jax.grad(policy_loss), static_argnums=1)(run.base, TINY, run.prompts, answers, old, ref,
+                                                                zeros, zeros, constants)
+    stepped = jax.tree_util.tree_map(lambda p, g: p - 1e-2 * g, run.base, gradient)
+
+    def distance(params):
+        return float(sequence_kl(all_answer_log_probs(reference, TINY, run.prompts),
+                                 all_answer_log_probs(params, TINY, run.prompts)).mean())
+
+    assert distance(stepped) < distance(run.base)
+
+
+def test_trl_sync_mixes_the_policy_into_the_reference_every_period_only():
+    params, reference = {"w": jnp.full(2, 1.0)}, {"w": jnp.zeros(2)}
+    constants = Method("sync", 1e-3, beta=0.04, sync_every=3, sync_alpha=0.6).constants()
+    for step in range(1, 7):
+        synced = synced_reference(params, reference, jnp.int32(step), constants)
+        np.testing.assert_allclose(synced["w"], 0.6 if step % 3 == 0 else 0.0, atol=1e-7)
+    fixed = Method("fixed", 1e-3, beta=0.04).constants()
+    np.testing.assert_array_equal(synced_reference(params, reference, jnp.int32(3), fixed)["w"], 0.0)
+
+
+def test_arms_of_a_seed_share_base_model_prompts_and_random_stream():
+    task = ReversalTask(n_symbols=4, length=2)
+    config = ModelConfig(n_symbols=4, length=2, d_model=8, n_layers=1, n_heads=2)
+    sizes = {"base_models": 2, "seeds_per_base": 1, "n_steps": 2, "n_prompts": 4, "slot_size": 2, "inner_steps": 2,
+             "held_out": 4, "pretrain_steps": 2, "pretrain_batch": 4}
+    arms = ("fixed, weak beta", "beta = 0", "REINFORCE, leave-one-out")
+    plan = plan_study("book", cells=tuple(Cell("mixed", arm) for arm in arms), config=config, task=task,
+                      sizes=sizes)
+    for seed in range(2):
+        runs = [plan.inputs(c, seed) for c in range(len(arms))]
+        for run, _ in runs[1:]:
+            for a, b in zip(jax.tree_util.tree_leaves(run), jax.tree_util.tree_leaves(runs[0][0])):
+                np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(plan.inputs(0, 0)[0].key, plan.inputs(0, 1)[0].key)
+    # the first batch is drawn from the shared base model with the shared key: equal in every arm
+    runs = [plan.inputs(c, 0) for c in range(len(arms))]
+    stacked = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *[run for run, _ in runs])
+    _, record = train_runs(plan.setup, False, stack_constants([m for _, m in runs]), stacked)
+    assert np.unique(np.asarray(record.reward[:, 0])).size == 1
+    assert np.unique(np.asarray(record.kl[:, -1])).size == len(arms)
+
+
+def test_coverage_and_kl_are_logged_for_the_model_the_run_returns():
+    setup = TrainingSetup(TINY, n_steps=3, n_slots=3, slot_size=2, inner_steps=2)
+    arms = [make_arm("fixed, weak beta", 1e-2, setup.gradient_steps), make_arm("Rebel", 1e-2, setup.gradient_steps)]
+    run = tiny_run()
+    final, record = run_arms(arms, setup, run)
+    assert record.log_coverage.shape[1] == setup.n_steps + 1
+    for i in range(len(arms)):
+        params = jax.tree_util.tree_map(lambda leaf: leaf[i], final)
+        table = all_answer_log_probs(params, TINY, run.prompts)
+        np.testing.assert_allclose(record.log_coverage[i, -1], table[jnp.arange(3), answer_index(run.correct, 3)],
+                                   atol=2e-5)
+        held, _ = held_out_log_probs(params, TINY, TINY_TASK, run.held_out)
+        np.testing.assert_allclose(record.held_log_coverage[i, -1], held, atol=2e-5)
+        base = all_answer_log_probs(run.base, TINY, run.prompts)
+        np.testing.assert_allclose(record.kl[i, -1], sequence_kl(table, base).mean(), atol=2e-5)
+    again = run_arms(arms, setup, run)
+    for a, b in zip(jax.tree_util.tree_leaves((final, record)), jax.tree_util.tree_leaves(again)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-    assert setup.responses == 3 * 2 * 4
-    assert np.isfinite(np.asarray(first[1].log_coverage)).all()
+    assert setup.responses == 3 * 3 * 2 and setup.gradient_steps == 3 * 2
+
+
+def test_sign_test_interval_brackets_the_median_at_its_level():
+    interval = sign_test_interval([0.3, -0.1, 0.2, 0.5, 0.4, 0.1])
+    assert (interval.low, interval.high) == (-0.1, 0.5) and interval.verdict == 0
+    assert interval.level == pytest.approx(1 - 2 / 64)
+    assert sign_test_interval(np.arange(1, 7) / 10).verdict == 1
+    assert sign_test_interval(-np.arange(1, 7) / 10).verdict == -1
+    wide = sign_test_interval(np.arange(16.0))
+    assert (wide.low, wide.high) == (3.0, 12.0) and wide.level >= 0.95
+    with pytest.raises(ValueError, match="differences"):
+        sign_test_interval([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="level"):
+        sign_test_interval(np.arange(6.0), level=1.5)
+
+
+def test_fastest_stable_rate_skips_rates_whose_reward_falls_back():
+    steps = np.linspace(0, 1, 8)
+    rewards = np.stack([np.tile(curve, (3, 1)) for curve in (0.2 * steps, 0.5 * steps, 1 - steps)])
+    rate, speed, stable = fastest_stable_rate([1e-3, 3e-3, 1e-2], rewards)
+    assert rate == 3e-3 and stable.tolist() == [True, True, False] and speed[2] > speed[1]
+    with pytest.raises(ValueError, match="rewards"):
+        fastest_stable_rate([1e-3], rewards)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda: Method("m", 1e-3, family="ppo"), lambda: Method("m", 1e-3, sync_alpha=1.5),
+    lambda: Method("m", 1e-3, exact_reward=True), lambda: Method("m", 1e-3, family="apmd", beta=0.0),
+    lambda: make_arm("GRPO", 1e-3, 10), lambda: Cell("mixed", "APMD", reward="graded"),
+    lambda: Cell("easy-only", "APMD"), lambda: TrainingSetup(TINY, slot_size=3),
+    lambda: ReversalTask(n_symbols=3, decoupled=True),
+])
+def test_the_study_rejects_bad_input(bad):
+    with pytest.raises(ValueError):
+        bad()

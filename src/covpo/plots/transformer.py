@@ -1,155 +1,179 @@
-"""Figures and the widget of chapter 7 (a small transformer post-trained with GRPO and resets).
+"""Figures and the widget of chapter 7 (a small transformer post-trained with GRPO, resets and APMD).
 
-Every function draws a :class:`~covpo.labs.transformer.experiment.TransformerStudy`: pass@k curves
-on the hard held-out prompts, base model against trained models (:func:`transformer_passk_figure`),
-the training curves and exact coverage over training (:func:`transformer_training_figure`), and
-a widget over the stored runs (:func:`transformer_widget`).
+Every function draws a :class:`~covpo.labs.transformer.experiment.TransformerStudy`. The figures
+show medians over seeds as lines (each arm keeps its colour and marker in every figure), and the
+seeds themselves where a spread matters, as dots:
+
+- :func:`transformer_passk_figure`: exact pass@k against k, with the sampled estimate, on the
+  hard training and held-out prompts;
+- :func:`transformer_training_figure`: pass@256, the KL divergence to the base model and the
+  inner loops' accuracy over training;
+- :func:`transformer_route_figure`: what each task does to pass@256, seed by seed;
+- :func:`transformer_widget`: any cell of the study, seed by seed.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from covpo.labs.transformer import REWARDS, TransformerStudy
+from covpo.labs.transformer import ARM_NAMES, TransformerStudy
+from covpo.labs.transformer.analysis import BASE, Side, side_values
+from covpo.labs.transformer.experiment import ROUTE_ARMS
 from covpo.plots.base import BookFigure, new_figure
-from covpo.plots.style import COLUMN_WIDTH, PALETTE
+from covpo.plots.style import COLUMN_WIDTH, series_style
 from covpo.plots.widgets import Explorable, Slider, explorable
-from covpo.table import Table
+
+KEY_ARMS = ("fixed, weak beta", "fixed, strong beta", "APMD", "APMD, exact target")
+"""The arms the figures draw (every arm is in the tables and the widget)."""
+PROMPTS = (("training", "hard training prompts"), ("held-out", "hard held-out prompts"))
 
 
-def _band(axes, x, curves, color, label, ls="-") -> None:
-    """Median over seeds as a line, the range over seeds as a band."""
-    axes.plot(x, np.median(curves, axis=0), color=color, ls=ls, label=label)
-    if len(curves) > 1:
-        axes.fill_between(x, curves.min(axis=0), curves.max(axis=0), color=color, alpha=0.15, lw=0)
+STYLE_INDEX = {"fixed, weak beta": 0, "fixed, strong beta": 1, "APMD": 2, "APMD, exact target": 4}
+"""Style positions of the drawn arms: four distinct colours and markers, none of them faint."""
 
 
-def _passk_panel(axes, study: TransformerStudy, reward: str, methods) -> None:
-    base, runs = study.pass_curves()
-    axes.plot(study.ks, base, color="k", lw=2, label="base model")
-    for m in methods:
-        chosen = study.runs(m, reward)
-        if len(chosen):
-            _band(axes, study.ks, runs[chosen], PALETTE[m % len(PALETTE)], study.methods[m])
-    axes.set_xscale("log", base=2)
-    axes.set_xlabel("k (attempts per prompt)")
-    axes.set_ylabel("pass@k, hard held-out prompts")
-    axes.set_ylim(-0.02, 1.02)
-    axes.set_title(f"{reward} reward", loc="left")
-    axes.grid(alpha=0.3)
+def arm_style(arm: str) -> dict[str, str]:
+    """The colour, marker and line style of ``arm`` in every figure of the chapter (the key arms' never collide)."""
+    return series_style(STYLE_INDEX.get(arm, ARM_NAMES.index(arm) + len(STYLE_INDEX)))
+
+
+def _ks(study: TransformerStudy) -> np.ndarray:
+    return 2 ** np.arange(int(np.log2(study.n_samples)) + 1)
 
 
 def transformer_passk_figure(study: TransformerStudy) -> BookFigure:
-    """pass@k (unbiased estimator) on the hard held-out prompts: base model against every method, one panel per reward."""
-    figure = new_figure(COLUMN_WIDTH, 3.6)
+    """Exact pass@k (lines) and the unbiased estimate from samples (open markers), mixed task, median over seeds."""
+    figure = new_figure(COLUMN_WIDTH, 3.4)
     panels = figure.subplots(1, 2, sharey=True)
-    for axes, reward in zip(panels, REWARDS):
-        _passk_panel(axes, study, reward, range(len(study.methods)))
+    ks = _ks(study)
+    sampled = {int(r): i for i, r in enumerate(study.sampled_runs)}
+    for axes, (prompts, title) in zip(panels, PROMPTS):
+        estimates = study.sampled_pass_curve(ks, prompts)
+        base_runs = study.runs("mixed", "fixed, weak beta")
+        axes.plot(ks, np.median(study.exact_pass_curve(base_runs, ks, prompts, step=0), axis=0), color="k", lw=2,
+                  label=BASE)
+        base_rows = [sampled[-1 - s] for s in study.seeds]
+        axes.plot(ks, np.median(estimates[base_rows], axis=0), "o", color="k", mfc="none", ms=5)
+        for arm in KEY_ARMS:
+            runs = study.runs("mixed", arm)
+            style = arm_style(arm)
+            axes.plot(ks, np.median(study.exact_pass_curve(runs, ks, prompts), axis=0), color=style["color"],
+                      ls=style["linestyle"], label=arm)
+            rows = [sampled[int(r)] for r in runs]
+            axes.plot(ks, np.median(estimates[rows], axis=0), style["marker"], color=style["color"], mfc="none",
+                      ms=5)
+        axes.set_xscale("log", base=2)
+        axes.set_xlabel("k (attempts per prompt)")
+        axes.set_title(title, loc="left")
+        axes.set_ylim(-0.02, 1.02)
+        axes.grid(alpha=0.3)
+    panels[0].set_ylabel("pass@k")
     handles, labels = panels[0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside lower center", ncols=3, frameon=False)
     return figure
 
 
-def _smooth(values: np.ndarray, window: int = 5) -> np.ndarray:
-    kernel = np.ones(window) / window
-    padded = np.pad(values, ((0, 0), (window - 1, 0)), mode="edge")
-    return np.stack([np.convolve(row, kernel, mode="valid") for row in padded])
-
-
-def transformer_training_figure(study: TransformerStudy, reward: str = "partial") -> BookFigure:
-    """Over training, for one reward: batch pass@1, KL to the base model, and exact coverage of easy and hard held-out prompts."""
+def transformer_training_figure(study: TransformerStudy) -> BookFigure:
+    """Over training, mixed task, median over seeds: exact pass@256 on hard training and held-out prompts, KL to the base model, inner-loop accuracy."""
     figure = new_figure(COLUMN_WIDTH, 5.6)
-    (pass_axes, kl_axes), (easy_axes, hard_axes) = figure.subplots(2, 2, sharex=True)
-    steps = np.arange(study.n_steps)
-    for m in range(len(study.methods)):
-        chosen = study.runs(m, reward)
-        if not len(chosen):
-            continue
-        color = PALETTE[m % len(PALETTE)]
-        _band(pass_axes, steps, _smooth(study.pass1[chosen]), color, study.methods[m])
-        _band(kl_axes, steps, study.kl[chosen], color, study.methods[m])
-        _band(easy_axes, steps, study.log10_coverage("easy")[chosen], color, study.methods[m])
-        _band(hard_axes, steps, study.log10_coverage("hard")[chosen], color, study.methods[m])
-    for axes, prompts in ((easy_axes, "easy"), (hard_axes, "hard")):
-        base = np.median(study.base_log_coverage[study._mask(prompts)]) / np.log(10)
-        axes.axhline(base, color="k", ls=":", lw=1.5, label="base model")
-        axes.set_ylabel(f"median $\\log_{{10}}\\pi_t(y^\\star|x)$\n{prompts} held-out prompts")
+    (train_axes, held_axes), (kl_axes, accuracy_axes) = figure.subplots(2, 2, sharex=True)
+    steps = np.arange(study.setup.n_steps + 1)
+    every = max(1, study.setup.n_steps // 6)
+    pass_train = np.stack([study.exact_pass_at(256, "training", t) for t in steps], axis=1)
+    pass_held = np.stack([study.exact_pass_at(256, "held-out", t) for t in steps], axis=1)
+    for arm in KEY_ARMS:
+        runs = study.runs("mixed", arm)
+        style = dict(arm_style(arm), markevery=every, label=arm)
+        train_axes.plot(steps, np.median(pass_train[runs], axis=0), **style)
+        held_axes.plot(steps, np.median(pass_held[runs], axis=0), **style)
+        kl_axes.plot(steps, np.median(study.kl[runs], axis=0), **style)
+        if study.methods[arm].exact:
+            accuracy_axes.plot(steps[1:], np.median(study.accuracy[runs], axis=0), **style)
+    for axes, title in ((train_axes, "hard training prompts"), (held_axes, "hard held-out prompts")):
+        axes.set_title(title, loc="left")
+        axes.set_ylim(-0.02, 1.02)
+        axes.set_ylabel("exact pass@256")
+    kl_axes.set_ylabel("KL to the base model\n(nats, training prompts)")
+    accuracy_axes.set_ylabel("inner-loop accuracy\n$\\mathrm{KL}(\\pi_{t+1} \\Vert \\pi^\\star_{t+1})$")
+    accuracy_axes.set_yscale("log")
+    for axes in (kl_axes, accuracy_axes):
         axes.set_xlabel("outer step")
-    pass_axes.set_ylabel("pass@1 on the batch\n(5-step average)")
-    kl_axes.set_ylabel("KL to the base model\n(nats, per answer)")
-    for axes in (pass_axes, kl_axes, easy_axes, hard_axes):
+    for axes in (train_axes, held_axes, kl_axes, accuracy_axes):
         axes.grid(alpha=0.3)
-    pass_axes.set_title(f"{reward} reward", loc="left")
-    handles, labels = hard_axes.get_legend_handles_labels()
+    handles, labels = train_axes.get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False)
+    return figure
+
+
+TASK_LABELS = (("mixed", "mixed"), ("hard-only", "hard only"), ("decoupled", "decoupled"))
+
+
+def transformer_route_figure(study: TransformerStudy) -> BookFigure:
+    """pass@256 of the returned model minus the base model's, per task and arm: one dot per seed, a bar at the median."""
+    figure = new_figure(COLUMN_WIDTH, 3.4)
+    panels = figure.subplots(1, 2, sharey=True)
+    width = 0.8 / len(ROUTE_ARMS)
+    for axes, (prompts, title) in zip(panels, PROMPTS):
+        metric = f"pass@256, {title}"
+        for i, arm in enumerate(ROUTE_ARMS):
+            style = arm_style(arm)
+            for t, (task, _) in enumerate(TASK_LABELS):
+                values = side_values(study, Side(arm, task), metric)
+                if values is None:
+                    continue
+                loss = values - side_values(study, Side(BASE, task), metric)
+                x = t + (i - (len(ROUTE_ARMS) - 1) / 2) * width
+                axes.plot(np.full(len(loss), x), loss, style["marker"], color=style["color"], mfc="none", ms=5,
+                          label=arm if t == 0 else None)
+                axes.plot([x - width / 3, x + width / 3], [np.median(loss)] * 2, color=style["color"], lw=2.5)
+        axes.axhline(0, color="k", lw=1)
+        axes.set_xticks(range(len(TASK_LABELS)), [label for _, label in TASK_LABELS])
+        axes.set_title(title, loc="left")
+        axes.grid(alpha=0.3, axis="y")
+    panels[0].set_ylabel("pass@256 minus the base model's")
+    handles, labels = panels[0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside lower center", ncols=3, frameon=False)
     return figure
 
 
-def transformer_summary_table(study: TransformerStudy) -> Table:
-    """Per method and reward: pass@1 and pass@256 on the hard held-out prompts (median and range over seeds), hard prompts lost, KL."""
-    base, runs = study.pass_curves()
-    last = len(study.ks) - 1
-    hard_log10 = study.log_coverage[:, -1][:, study.hard] / np.log(10)
-    base_hard = study.base_log_coverage[study.hard] / np.log(10)
-    rows = [("base model", "-", f"{base[0]:.2f}", f"{base[last]:.2f}", 0, 0.0)]
-    for kind, reward in enumerate(REWARDS):
-        for m, name in enumerate(study.methods):
-            chosen = study.runs(m, reward)
-            if not len(chosen):
-                continue
-            p1, pk = runs[chosen, 0], runs[chosen, last]
-            lost = (hard_log10[chosen] < base_hard - 1).sum(axis=1)
-            rows.append((name, reward, f"{np.median(p1):.2f} [{p1.min():.2f}, {p1.max():.2f}]",
-                         f"{np.median(pk):.2f} [{pk.min():.2f}, {pk.max():.2f}]",
-                         f"{np.median(lost):g} [{lost.min()}, {lost.max()}]", round(float(np.median(study.kl[chosen, -1])), 2)))
-    return Table(("method", "reward", "pass@1", f"pass@{study.ks[last]}", "hard prompts lost", "KL to base"),
-                 tuple(rows), caption=f"Hard held-out prompts ({int(study.hard.sum())}) after "
-                 f"{study.responses_per_run} responses per run: median [min, max] over {len(set(study.run_seed))} seeds",
-                 notes=("pass@k: unbiased estimator from the samples drawn after training",
-                        "hard prompts lost: prompts whose exact coverage ended more than a decade below the base model's",
-                        "KL to base: estimate at the last step, nats per answer, median over seeds"))
+def _cell_names(study: TransformerStudy) -> list[str]:
+    return [f"{cell.task}, {cell.arm}" + (f", G = {cell.group_size}" if cell.group_size != 8 else "")
+            for cell in study.cells]
 
 
-def transformer_explorer_figure(study: TransformerStudy, reward: int = 0, method: int = 0) -> BookFigure:
-    """One method under one reward: its seeds' pass@k against the base model (left) and hard-prompt coverage over training (right)."""
-    reward_name = REWARDS[int(np.clip(reward, 0, len(REWARDS) - 1))]
-    method = int(np.clip(method, 0, len(study.methods) - 1))
-    figure = new_figure(COLUMN_WIDTH, 3.4)
-    pass_axes, coverage_axes = figure.subplots(1, 2)
-    chosen = study.runs(method, reward_name)
-    base, runs = study.pass_curves()
-    pass_axes.plot(study.ks, base, color="k", lw=2, label="base model")
-    coverage = study.log10_coverage("hard")
-    for i, r in enumerate(chosen):
-        color = PALETTE[i % len(PALETTE)]
-        pass_axes.plot(study.ks, runs[r], color=color, label=f"seed {study.run_seed[r]}")
-        coverage_axes.plot(np.arange(study.n_steps), coverage[r], color=color)
-    if not len(chosen):
-        coverage_axes.text(0.5, 0.5, "not run at this size", ha="center", va="center", transform=coverage_axes.transAxes)
-    coverage_axes.axhline(np.median(study.base_log_coverage[study.hard]) / np.log(10), color="k", ls=":", lw=1.5)
-    pass_axes.set_xscale("log", base=2)
-    pass_axes.set_ylim(-0.02, 1.02)
-    pass_axes.set_xlabel("k")
-    pass_axes.set_ylabel("pass@k, hard held-out prompts")
-    pass_axes.set_title(f"{study.methods[method]}, {reward_name}", loc="left", fontsize=9)
-    pass_axes.legend(loc="lower right")
-    coverage_axes.set_xlabel("outer step")
-    coverage_axes.set_ylabel("median $\\log_{10}$ coverage,\nhard held-out prompts")
-    for axes in (pass_axes, coverage_axes):
+def transformer_explorer_figure(study: TransformerStudy, cell: int = 0) -> BookFigure:
+    """One cell of the study: every seed's exact pass@k on hard training and held-out prompts, the base model's dotted."""
+    cell = int(np.clip(cell, 0, len(study.cells) - 1))
+    chosen = study.cells[cell]
+    runs = study.runs(chosen.task, chosen.arm, chosen.group_size, chosen.reward, chosen.learning_rate)
+    figure = new_figure(COLUMN_WIDTH, 3.2)
+    panels = figure.subplots(1, 2, sharey=True)
+    ks = _ks(study)
+    for axes, (prompts, title) in zip(panels, PROMPTS):
+        trained = study.exact_pass_curve(runs, ks, prompts)
+        base = study.exact_pass_curve(runs, ks, prompts, step=0)
+        for i, seed in enumerate(study.run_seed[runs]):
+            style = series_style(i)
+            axes.plot(ks, trained[i], color=style["color"], marker=style["marker"], ms=4, label=f"seed {seed}")
+            axes.plot(ks, base[i], color=style["color"], ls=":", lw=1)
+        axes.set_xscale("log", base=2)
+        axes.set_xlabel("k")
+        axes.set_title(title, loc="left", fontsize=9)
+        axes.set_ylim(-0.02, 1.02)
         axes.grid(alpha=0.3)
+    panels[0].set_ylabel("exact pass@k\n(dotted: base model)")
+    panels[1].legend(loc="lower right", fontsize=8, ncols=2)
+    figure.suptitle(_cell_names(study)[cell], fontsize=10)
     return figure
 
 
 def transformer_widget(study: TransformerStudy) -> Explorable:
-    """Reward and method in; that method's seeds (pass@k and coverage over training) out, with a static stand-in."""
-    sliders = [
-        Slider("reward", "reward", 0, len(REWARDS) - 1, 0, tuple(range(len(REWARDS))), integer=True,
-               choices=tuple(REWARDS)),
-        Slider("method", "method", 0, len(study.methods) - 1, 0, tuple(range(len(study.methods))), integer=True,
-               choices=tuple(study.methods)),
-    ]
+    """A cell of the study in, its seeds' pass@k out; only the cells that were run are offered."""
+    names = _cell_names(study)
+    slider = Slider("cell", "cell", 0, len(names) - 1, 0, tuple(range(len(names))), integer=True, choices=tuple(names))
 
-    def figure_function(reward: int, method: int) -> BookFigure:
-        return transformer_explorer_figure(study, reward, method)
+    def figure_function(cell: int) -> BookFigure:
+        return transformer_explorer_figure(study, cell)
 
-    return explorable(figure_function, sliders, "A transformer post-trained: pass@k and coverage per seed")
+    return explorable(figure_function, [slider], "A transformer post-trained: every cell of the study, seed by seed")
+

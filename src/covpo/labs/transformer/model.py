@@ -143,6 +143,14 @@ def _split_heads(x: jax.Array, config: ModelConfig) -> jax.Array:
     return x.reshape(*x.shape[:-1], config.n_heads, config.head_dim)
 
 
+def _attend(queries: jax.Array, keys: jax.Array, values: jax.Array, visible: jax.Array,
+            config: ModelConfig) -> jax.Array:
+    """Multi-head attention of ``queries [..., Q, H, D]`` to ``keys, values [..., K, H, D]`` where ``visible [Q, K]``."""
+    scores = jnp.einsum("...qhd,...khd->...hqk", queries, keys) / jnp.sqrt(config.head_dim)
+    scores = jnp.where(visible, scores, -jnp.inf)
+    return jnp.einsum("...hqk,...khd->...qhd", jax.nn.softmax(scores, axis=-1), values)
+
+
 def forward(params: Params, config: ModelConfig, tokens: jax.Array) -> jax.Array:
     """Logits over the answer symbols at every position of ``tokens`` (shape ``[B, T]``, ``T <= context``).
 
@@ -155,10 +163,7 @@ def forward(params: Params, config: ModelConfig, tokens: jax.Array) -> jax.Array
     for layer in params["layers"]:
         q, k, v = jnp.split(_layer_norm(x, layer["ln1"]) @ layer["qkv"], 3, axis=-1)
         q, k, v = (_split_heads(a, config) for a in (q, k, v))
-        scores = jnp.einsum("bqhd,bkhd->bhqk", q, k) / jnp.sqrt(config.head_dim)
-        scores = jnp.where(causal, scores, -jnp.inf)
-        attended = jnp.einsum("bhqk,bkhd->bqhd", jax.nn.softmax(scores, axis=-1), v)
-        x = x + attended.reshape(*x.shape) @ layer["out"]
+        x = x + _attend(q, k, v, causal, config).reshape(*x.shape) @ layer["out"]
         x = x + _mlp(x, layer)
     return _layer_norm(x, params["ln_f"]) @ params["head"]
 
@@ -221,14 +226,6 @@ def answer_logits(params: Params, config: ModelConfig, prompts: jax.Array, answe
     return forward(params, config, teacher_forcing_inputs(config, prompts, answers))[:, config.length + 1:]
 
 
-def _attend(queries: jax.Array, keys: jax.Array, values: jax.Array, visible: jax.Array,
-            config: ModelConfig) -> jax.Array:
-    """Multi-head attention of ``queries [..., Q, H, D]`` to ``keys, values [..., K, H, D]`` where ``visible [Q, K]``."""
-    scores = jnp.einsum("...qhd,...khd->...hqk", queries, keys) / jnp.sqrt(config.head_dim)
-    scores = jnp.where(visible, scores, -jnp.inf)
-    return jnp.einsum("...hqk,...khd->...qhd", jax.nn.softmax(scores, axis=-1), values)
-
-
 def group_answer_logits(params: Params, config: ModelConfig, prompts: jax.Array, answers: jax.Array) -> jax.Array:
     """:func:`~covpo.labs.transformer.model.answer_logits` for a group of answers per prompt: ``prompts [N, L]``, ``answers [N, G, L]`` to ``[N, G, L, V]``.
 
@@ -268,3 +265,76 @@ def group_token_log_probs(params: Params, config: ModelConfig, prompts: jax.Arra
     """
     log_probs = jax.nn.log_softmax(group_answer_logits(params, config, prompts, answers), axis=-1)
     return jnp.take_along_axis(log_probs, answers[..., None], axis=-1)[..., 0]
+
+
+def prefix_tree_logits(params: Params, config: ModelConfig, prompts: jax.Array) -> list[jax.Array]:
+    """Next-symbol logits after every possible answer prefix, for ``prompts [N, L]``: level ``t`` is ``[N, V**t, V]``.
+
+    Level ``t`` (``t = 0..L-1``) lists the ``V**t`` prefixes ``y_1..y_t`` lexicographically. The
+    causal forward pass of every answer is run once per node of the tree of prefixes instead of
+    once per answer: the prompt's states ``[BOS, x, SEP]`` once, each prefix's last symbol once,
+    attending to the prompt, to its own ancestors and to itself (``5 + 8 + 64`` rows per prompt for
+    ``V = 8, L = 3``, against ``8**3`` sequences of 7 tokens). Equal to the full forward pass
+    (:func:`~covpo.labs.transformer.model.answer_logits`) to rounding.
+    """
+    N, L, V, d = prompts.shape[0], config.length, config.n_symbols, config.d_model
+    S = L + 2
+    shared = jnp.concatenate([jnp.full((N, 1), config.bos, prompts.dtype), prompts,
+                              jnp.full((N, 1), config.sep, prompts.dtype)], axis=1)
+    sizes = [S] + [V ** t for t in range(1, L)]
+    symbols = jnp.arange(V, dtype=prompts.dtype)
+    rows = [params["embed"][shared] + params["position"][:S]]
+    rows += [jnp.broadcast_to(params["embed"][jnp.tile(symbols, V ** (t - 1))] + params["position"][S + t - 1],
+                              (N, V ** t, d)) for t in range(1, L)]
+    x = jnp.concatenate(rows, axis=1).reshape(N * sum(sizes), d)
+    bounds = np.cumsum([0] + sizes)
+    causal_shared = jnp.tril(jnp.ones((S, S), dtype=bool))
+
+    def levels(a):
+        a = a.reshape(N, sum(sizes), *a.shape[1:])
+        return [a[:, bounds[t]:bounds[t + 1]] for t in range(L)]
+
+    def lineage(level_values, t):
+        """For every node of level ``t``: the prompt's and its ancestors' (and its own) values, ``[N, V**t, S + t, ...]``."""
+        parts = [jnp.broadcast_to(level_values[0][:, None], (N, V ** t, *level_values[0].shape[1:]))]
+        for s in range(1, t + 1):
+            ancestor = level_values[s][:, :, None]
+            ancestor = jnp.broadcast_to(ancestor, (N, V ** s, V ** (t - s), *ancestor.shape[3:]))
+            parts.append(ancestor.reshape(N, V ** t, 1, *ancestor.shape[3:]))
+        return jnp.concatenate(parts, axis=2)
+
+    for layer in params["layers"]:
+        q, k, v = (levels(_split_heads(a, config))
+                   for a in jnp.split(_layer_norm(x, layer["ln1"]) @ layer["qkv"], 3, axis=-1))
+        attended = [_attend(q[0], k[0], v[0], causal_shared, config).reshape(N, S, d)]
+        for t in range(1, L):
+            visible = jnp.ones((1, S + t), dtype=bool)
+            attended.append(_attend(q[t][:, :, None], lineage(k, t), lineage(v, t), visible, config)
+                            .reshape(N, V ** t, d))
+        x = x + jnp.concatenate(attended, axis=1).reshape(N * sum(sizes), d) @ layer["out"]
+        x = x + _mlp(x, layer)
+    logits = levels(_layer_norm(x, params["ln_f"]) @ params["head"])
+    return [logits[0][:, -1:]] + logits[1:]
+
+
+def all_answer_token_log_probs(params: Params, config: ModelConfig, prompts: jax.Array) -> jax.Array:
+    """``log pi_theta(y_t | x, y_<t)`` for every token of every answer to each of ``prompts [P, L]`` (``[P, n_symbols ** L, L]``).
+
+    Answers are listed lexicographically (:func:`~covpo.labs.transformer.task.answer_index`);
+    one forward pass over the tree of prefixes (:func:`prefix_tree_logits`) gives them all.
+    """
+    P, L, V = prompts.shape[0], config.length, config.n_symbols
+    positions = jnp.arange(V ** L)
+    tokens = [jax.nn.log_softmax(level, axis=-1).reshape(P, -1)[:, positions // V ** (L - 1 - t)]
+              for t, level in enumerate(prefix_tree_logits(params, config, prompts))]
+    return jnp.stack(tokens, axis=-1)
+
+
+def all_answer_log_probs(params: Params, config: ModelConfig, prompts: jax.Array) -> jax.Array:
+    """Exact ``log pi_theta(y|x)`` of every one of the ``n_symbols ** L`` answers to each of ``prompts [P, L]`` (``[P, n_symbols ** L]``).
+
+    The sum of :func:`all_answer_token_log_probs` over positions. This makes sequence-level
+    quantities (the KL divergence between two policies, an expected reward, the mirror-descent
+    target) exact sums over all answers.
+    """
+    return all_answer_token_log_probs(params, config, prompts).sum(-1)

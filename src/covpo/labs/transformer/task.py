@@ -1,21 +1,23 @@
 """The verifiable task: reverse a string, with a base model whose coverage we dial.
 
-A prompt ``x`` is a string of ``L`` symbols from an alphabet of ``n_symbols``. Write ``rev(x)`` for
-``x`` reversed and ``rev+(x)`` for ``rev(x)`` with its last symbol moved up by one (mod
-``n_symbols``). Prompts whose first symbol is in the lower half of the alphabet are **easy**: the
-correct answer ``y*(x)`` is ``rev(x)`` and the **near miss** ``y~(x)`` is ``rev+(x)``. The others
-are **hard**, and the two conventions are swapped: ``y* = rev+(x)``, ``y~ = rev(x)``. So what
-post-training teaches on easy prompts is, through shared parameters, the near miss of the hard
-ones; the checker compares strings. Two rewards (paper section 2;
-the collapse construction of section 2.1 needs a distractor whose reward is close to the
-optimum's):
+A prompt ``x`` is a string of ``L`` symbols from an alphabet of ``n_symbols``. Write
+``rev_s(x)`` for ``x`` reversed with its last symbol moved up by ``s`` (mod ``n_symbols``), so
+``rev_0`` is plain reversal. Prompts whose first symbol is in the lower half of the alphabet are
+**easy**: the correct answer ``y*(x)`` is ``rev_0(x)`` and the **near miss** ``y~(x)`` is
+``rev_1(x)``. The others are **hard**. In the **mixed** task (the default) the two conventions are
+swapped on hard prompts, ``y* = rev_1(x)`` and ``y~ = rev_0(x)``, so what post-training teaches on
+easy prompts is, through shared parameters, the near miss of the hard ones. In the **decoupled**
+task (``decoupled=True``) hard prompts use rules of their own, ``y* = rev_2(x)`` and
+``y~ = rev_3(x)``: no rule of the easy prompts is a good answer to a hard one. The checker compares
+strings. Two rewards (paper section 2; the collapse construction of section 2.1 needs a distractor
+whose reward is close to the optimum's):
 
 - ``"partial"``: 1 for ``y*``, ``1 - gap`` for ``y~``, 0 otherwise;
 - ``"binary"``: 1 for ``y*``, 0 otherwise (pass/fail, what practitioners verify).
 
 The base model is pre-trained on a mixture that we choose, per prompt: the correct answer with
 probability ``p_correct``, the near miss with ``p_near``, and a uniformly random string (junk)
-with the rest; hard prompts get a small ``p_correct``(small ``p_correct``). All constants are ours, not the paper's.
+with the rest; hard prompts get a small ``p_correct``. All constants are ours, not the paper's.
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ class ReversalTask:
     easy_correct, easy_near, hard_correct, hard_near
         Mixture weights of the correct answer and of the near miss for easy and hard prompts;
         junk takes the rest.
+    decoupled
+        Hard prompts' answers follow rules of their own (``rev_2``, ``rev_3``) instead of the
+        easy prompts' rules swapped (module docstring).
     """
 
     n_symbols: int = 8
@@ -54,11 +59,16 @@ class ReversalTask:
     easy_near: float = 0.6
     hard_correct: float = 0.02
     hard_near: float = 0.78
+    decoupled: bool = False
 
     def __post_init__(self) -> None:
         check_count("n_symbols", self.n_symbols, 2)
         check_count("length", self.length, 1)
         check_probability("gap", self.gap)
+        if not isinstance(self.decoupled, bool):
+            raise ValueError(f"decoupled must be a bool, got {self.decoupled!r}")
+        if self.decoupled and self.n_symbols < 4:
+            raise ValueError(f"n_symbols must be at least 4 for the decoupled task, got {self.n_symbols}")
         for name in ("easy_correct", "easy_near", "hard_correct", "hard_near"):
             check_nonnegative(name, getattr(self, name))
         for kind in ("easy", "hard"):
@@ -68,6 +78,16 @@ class ReversalTask:
     @property
     def n_prompts(self) -> int:
         return self.n_symbols ** self.length
+
+    @property
+    def n_answers(self) -> int:
+        """Possible answers to each prompt, ``n_symbols ** length``."""
+        return self.n_symbols ** self.length
+
+    @property
+    def shifts(self) -> tuple[int, int, int, int]:
+        """The shifts ``s`` of ``rev_s`` of the easy correct answer, easy near miss, hard correct answer and hard near miss."""
+        return (0, 1, 2, 3) if self.decoupled else (0, 1, 1, 0)
 
 
 def _xp(array):
@@ -92,20 +112,33 @@ def split_prompts(task: ReversalTask, held_out: int, rng: np.random.Generator) -
 
 
 def _shifted_reverse(task: ReversalTask, prompts, shift):
-    """``x`` reversed, its last symbol moved up by ``shift`` (0 or 1, per prompt)."""
+    """``rev_s(x)``: ``x`` reversed, its last symbol moved up by ``shift`` (per prompt)."""
     answer = prompts[..., ::-1]
     last = (answer[..., -1:] + shift[..., None]) % task.n_symbols
     return _xp(prompts).concatenate([answer[..., :-1], last.astype(answer.dtype)], axis=-1)
 
 
+def _rule(task: ReversalTask, prompts, easy_shift: int, hard_shift: int):
+    hard = is_hard(task, prompts).astype(prompts.dtype)
+    return _shifted_reverse(task, prompts, easy_shift + (hard_shift - easy_shift) * hard)
+
+
 def correct_answer(task: ReversalTask, prompts):
-    """``y*(x)``: ``rev(x)`` on easy prompts, ``rev+(x)`` on hard ones."""
-    return _shifted_reverse(task, prompts, is_hard(task, prompts).astype(prompts.dtype))
+    """``y*(x)``: ``rev_0(x)`` on easy prompts; ``rev_1(x)`` on hard ones (``rev_2`` in the decoupled task)."""
+    easy, _, hard, _ = task.shifts
+    return _rule(task, prompts, easy, hard)
 
 
 def near_miss(task: ReversalTask, prompts):
-    """``y~(x)``: ``rev+(x)`` on easy prompts, ``rev(x)`` on hard ones."""
-    return _shifted_reverse(task, prompts, 1 - is_hard(task, prompts).astype(prompts.dtype))
+    """``y~(x)``: ``rev_1(x)`` on easy prompts; ``rev_0(x)`` on hard ones (``rev_3`` in the decoupled task)."""
+    _, easy, _, hard = task.shifts
+    return _rule(task, prompts, easy, hard)
+
+
+def answer_index(answers, n_symbols: int):
+    """The position of each answer (last axis, ``L`` symbols) in the lexicographic list of all ``n_symbols**L`` answers."""
+    weights = n_symbols ** _xp(answers).arange(answers.shape[-1] - 1, -1, -1)
+    return (answers * weights).sum(-1)
 
 
 def is_hard(task: ReversalTask, prompts):
@@ -129,7 +162,3 @@ def reward(task: ReversalTask, prompts, answers, kind: str):
     near = (answers == near_miss(task, prompts)).all(-1)
     return correct * 1.0 + near * (1.0 - task.gap)
 
-
-def reward_table(task: ReversalTask, prompts, answers):
-    """Both rewards stacked, ``[2, ...]``, in the order of :data:`REWARDS` (a traced reward choice indexes it)."""
-    return jnp.stack([jnp.asarray(reward(task, prompts, answers, kind), jnp.float32) for kind in REWARDS])

@@ -1,0 +1,213 @@
+"""What chapter 7 reads off a study: per-run metrics, paired comparisons over seeds, and its tables.
+
+A metric is one number per run, computed from the exact probabilities of the model the run
+returns (:func:`run_metric`); the base model is the pseudo-arm ``"base model"`` (row 0 of every
+run's exact series, the same model for every arm of a seed). A comparison (:class:`Comparison`)
+pairs two cells seed by seed and summarizes the differences by their median and sign-test
+interval (:func:`~covpo.labs.transformer.paired.sign_test_interval`); a difference of
+differences (``minus``) compares what two tasks did to the same arm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from covpo.table import Table
+from covpo.validation import check_option
+
+from .experiment import TransformerStudy
+from .paired import PairedInterval, sign_test_interval
+
+BASE = "base model"
+"""The pseudo-arm of the base model."""
+METRICS = ("pass@256, hard training prompts", "pass@256, hard held-out prompts", "pass@1, hard training prompts",
+           "pass@1, hard held-out prompts", "hard training prompts lost", "hard held-out prompts lost",
+           "KL to base (nats)")
+"""Per-run metrics (exact, from the model each run returns)."""
+
+
+def run_metric(study: TransformerStudy, metric: str, step: int = -1) -> np.ndarray:
+    """``metric`` (one of :data:`METRICS`) for every run at ``step`` (default: the returned model; 0: the base model), ``[R]``."""
+    check_option("metric", metric, METRICS)
+    prompts = "training" if "training" in metric else "held-out"
+    if metric.startswith("pass@"):
+        return study.exact_pass_at(int(metric[5:metric.index(",")]), prompts, step)
+    if metric.endswith("lost"):
+        return study.hard_lost(prompts, step).astype(float)
+    return study.kl[:, step]
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison: the arm ``arm`` (or :data:`BASE`) of a task, group size and reward."""
+
+    arm: str
+    task: str = "mixed"
+    group_size: int = 8
+    reward: str = "partial"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``first - second`` paired by seed, optionally minus ``third - fourth`` (a difference of differences)."""
+
+    label: str
+    first: Side
+    second: Side
+    minus: tuple[Side, Side] | None = None
+
+
+def side_values(study: TransformerStudy, side: Side, metric: str) -> np.ndarray | None:
+    """``metric`` of ``side`` on every seed, in seed order (``None`` if the cell was not run)."""
+    arm = "fixed, weak beta" if side.arm == BASE else side.arm
+    runs = study.runs(side.task, arm, side.group_size, side.reward)
+    if side.arm == BASE:
+        runs = runs if len(runs) else study.runs(side.task, "APMD", side.group_size, side.reward)
+    if not len(runs):
+        return None
+    return run_metric(study, metric, 0 if side.arm == BASE else -1)[runs]
+
+
+def compare(study: TransformerStudy, comparison: Comparison, metric: str) -> PairedInterval | None:
+    """The paired differences of ``comparison`` in ``metric`` and their sign-test interval (``None`` if a cell was not run)."""
+    sides = (comparison.first, comparison.second) + (comparison.minus or ())
+    values = [side_values(study, side, metric) for side in sides]
+    if any(value is None for value in values):
+        return None
+    differences = values[0] - values[1]
+    if comparison.minus is not None:
+        differences = differences - (values[2] - values[3])
+    return sign_test_interval(differences)
+
+
+def chapter_comparisons(reward: str = "partial") -> tuple[Comparison, ...]:
+    """The comparisons chapter 7 reports, in the order of its paired table, under ``reward``."""
+    check_option("reward", reward, ("partial", "binary"))
+    weak, strong = Side("fixed, weak beta"), Side("fixed, strong beta")
+    comparisons = [
+        Comparison("APMD - base model", Side("APMD"), Side(BASE)),
+        Comparison("APMD - fixed, weak beta", Side("APMD"), weak),
+        Comparison("APMD - fixed, strong beta", Side("APMD"), strong),
+        Comparison("fixed, strong beta - fixed, weak beta", strong, weak),
+        Comparison("fixed, strong beta - base model", strong, Side(BASE)),
+        Comparison("fixed, weak beta - base model", weak, Side(BASE)),
+    ]
+    comparisons += [Comparison(f"{arm} - fixed, weak beta", Side(arm), weak)
+                    for arm in ("TRL sync, alpha 0.6", "TRL sync, alpha 1", "beta = 0", "REINFORCE, leave-one-out",
+                                "Rebel")]
+    comparisons += [
+        Comparison("APMD, exact target - APMD", Side("APMD, exact target"), Side("APMD")),
+        Comparison("APMD, exact target - base model", Side("APMD, exact target"), Side(BASE)),
+    ]
+    for task in ("hard-only", "decoupled"):
+        for arm in ("fixed, weak beta", "APMD", "APMD, exact target"):
+            comparisons.append(Comparison(
+                f"{arm}: loss on {task} - loss on mixed", Side(arm, task), Side(BASE, task),
+                (Side(arm), Side(BASE))))
+    comparisons += [Comparison(f"fixed, weak beta: G = {group} - G = 8", Side("fixed, weak beta", group_size=group),
+                               weak) for group in (32, 128)]
+    return tuple(_with_reward(comparison, reward) for comparison in comparisons)
+
+
+def _with_reward(comparison: Comparison, reward: str) -> Comparison:
+    def side(s: Side) -> Side:
+        return replace(s, reward=reward)
+    minus = None if comparison.minus is None else (side(comparison.minus[0]), side(comparison.minus[1]))
+    return Comparison(comparison.label, side(comparison.first), side(comparison.second), minus)
+
+
+def _interval_text(interval: PairedInterval) -> str:
+    return f"{interval.median:+.2f} [{interval.low:+.2f}, {interval.high:+.2f}]"
+
+
+VERDICTS = {1: "first higher", -1: "second higher", 0: "cannot tell"}
+"""What a comparison's interval says (:attr:`~covpo.labs.transformer.paired.PairedInterval.verdict`)."""
+
+
+def paired_table(study: TransformerStudy, comparisons: tuple[Comparison, ...] | None = None,
+                 metrics: tuple[str, ...] = METRICS[:3], reward: str = "partial") -> Table:
+    """Median paired difference and sign-test interval of every comparison run at this size, in each of ``metrics``.
+
+    ``comparisons`` default to :func:`chapter_comparisons` under ``reward``.
+    """
+    rows = []
+    level = None
+    for comparison in comparisons or chapter_comparisons(reward):
+        intervals = [compare(study, comparison, metric) for metric in metrics]
+        if any(interval is None for interval in intervals):
+            continue
+        level = intervals[0].level
+        rows.append((comparison.label, *(f"{_interval_text(i)} {VERDICTS[i.verdict]}" for i in intervals)))
+    return Table(("comparison (first - second)", *metrics), tuple(rows),
+                 caption=f"Paired differences over {len(study.seeds)} seeds: median [sign-test interval, "
+                         f"level {level:.0%}]",
+                 notes=(f"mixed task, {reward} reward, groups of 8 unless the row says otherwise; exact pass@k of "
+                        "the models the runs return",
+                        "a loss on a task is the arm's metric minus the base model's on that task",
+                        "\"cannot tell\": the interval contains zero"))
+
+
+def _range_text(values: np.ndarray, digits: int = 2) -> str:
+    return f"{np.median(values):.{digits}f} [{values.min():.{digits}f}, {values.max():.{digits}f}]"
+
+
+def summary_table(study: TransformerStudy, reward: str = "partial") -> Table:
+    """Per cell under ``reward``: its costs and exact pass@1 and pass@256 of hard prompts, median [min, max] over seeds."""
+    metrics = (METRICS[2], METRICS[0], METRICS[1], METRICS[6])
+    responses = study.setup.responses
+    rows = []
+    for task in ("mixed", "hard-only", "decoupled"):
+        base = [side_values(study, Side(BASE, task, 8, reward), metric) for metric in metrics]
+        if base[0] is not None:
+            rows.append((task, BASE, "-", "-", 0, 0, *(_range_text(v) for v in base[:3]), "0"))
+        for cell in study.cells:
+            if cell.task != task or cell.reward != reward or cell.learning_rate is not None:
+                continue
+            method = study.methods[cell.arm]
+            values = [side_values(study, Side(cell.arm, task, cell.group_size, reward), metric) for metric in metrics]
+            rows.append((task, cell.arm, cell.group_size, f"{method.learning_rate:g}",
+                         responses if method.draws_responses else 0, study.setup.gradient_steps,
+                         *(_range_text(v) for v in values[:3]), _range_text(values[3], 1)))
+    return Table(("task", "arm", "G", "learning rate", "responses", "gradient steps", "pass@1, hard training",
+                  "pass@256, hard training", "pass@256, hard held-out", "KL to base"), tuple(rows),
+                 caption=f"Every cell, {reward} reward: median [min, max] over {len(study.seeds)} seeds",
+                 notes=("pass@k: exact, 1 - (1 - p)^k from the exact coverage p of the model the run returns, "
+                        "averaged over the run's hard prompts",
+                        "KL to base: exact KL(pi_T || pi_0) in nats, averaged over the training prompts",
+                        "G: answers per prompt; every run draws the same number of answers per step"))
+
+
+def _reference_text(method) -> str:
+    if method.family != "grpo":
+        return "the sampling policy, reset every outer step"
+    if method.beta == 0:
+        return "none"
+    if not method.sync_every:
+        return "the base model, fixed"
+    mix = "replaced by the policy" if method.sync_alpha == 1 else f"mixed with the policy (alpha {method.sync_alpha:g})"
+    return f"{mix} every {method.sync_every} optimizer steps"
+
+
+LOSSES = {"grpo": "GRPO surrogate, k3 penalty", "rebel": "Rebel squared loss", "apmd": "APMD, exact KL(pi || pi_t)"}
+"""How :func:`arms_table` names each family's loss."""
+
+
+def arms_table(study: TransformerStudy) -> Table:
+    """Every arm the study ran: its loss, beta, reference, learning rate, responses and gradient steps per run."""
+    rows = []
+    for name, method in study.methods.items():
+        if not any(cell.arm == name for cell in study.cells):
+            continue
+        loss = LOSSES[method.family]
+        if method.family == "grpo" and method.advantage == "loo":
+            loss = "leave-one-out advantage, clipped ratio"
+        if method.exact_reward:
+            loss += ", exact reward"
+        rows.append((name, loss, f"{method.beta:g}", _reference_text(method), f"{method.learning_rate:g}",
+                     study.setup.responses if method.draws_responses else 0, study.setup.gradient_steps))
+    return Table(("arm", "loss", "beta", "reference", "learning rate", "responses per run", "gradient steps per run"),
+                 tuple(rows), caption="The arms: one loop, the same batches and the same number of optimizer steps",
+                 notes=(f"{study.setup.inner_steps} Adam steps per batch of {study.setup.n_slots * study.setup.slot_size} "
+                        "answers; the exact-target arm draws no answers (its reward is exact)",))
