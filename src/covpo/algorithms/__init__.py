@@ -106,6 +106,8 @@ class Algorithm:
         registry entry may not be passed. Instance-dependent settings (``theta``, ``policy``)
         are checked when the run starts.
         """
+        if not isinstance(hyperparameters, Mapping):
+            raise ValueError(f"hyperparameters must be a mapping of names to values, got {hyperparameters!r}")
         for name, value in hyperparameters.items():
             if name in self.fixed:
                 raise ValueError(f"{name} is fixed by the algorithm name {self.name!r}; do not pass it")

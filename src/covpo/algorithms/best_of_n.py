@@ -19,17 +19,14 @@ from covpo.instances import BanditInstance
 from covpo.policies import base_log_policy, check_bandit, check_policy, sample_responses
 from covpo.policies import log_coverage as policy_log_coverage
 from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_generator, check_probability
+from covpo.validation import check_count, check_generator, check_probability, check_real_array
 
 
 def _numbers(name: str, value: object) -> np.ndarray:
     if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
         raise ValueError(f"{name} must be a number or an array of numbers, got {value!r}")
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{name} must be a number or an array of numbers, got {value!r}") from None
-    if array.dtype == object or array.size == 0:
+    array = check_real_array(name, value)
+    if array.size == 0:
         raise ValueError(f"{name} must be a non-empty number or array of numbers, got {value!r}")
     return array
 

@@ -50,6 +50,7 @@ from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import (
     check_count,
     check_finite_array,
+    check_flag,
     check_generator,
     check_nonnegative,
     check_option,
@@ -75,6 +76,7 @@ def group_advantages(rewards: np.ndarray, scale_by_std: bool = False, std_eps: f
     if rewards.shape[1] < 2:
         raise ValueError(f"rewards must hold groups of at least 2 responses (shape (N, G), G >= 2), got shape {rewards.shape}")
     std_eps = check_positive("std_eps", std_eps)
+    scale_by_std = check_flag("scale_by_std", scale_by_std)
     advantages = rewards - rewards.mean(axis=1, keepdims=True)
     if scale_by_std:
         advantages = advantages / (rewards.std(axis=1, ddof=1, keepdims=True) + std_eps)
@@ -347,6 +349,8 @@ def grpo(
     kl = check_option("kl", kl, KL_ESTIMATORS)
     std_eps = check_positive("std_eps", std_eps)
     check_generator("rng", rng)
+    record_each_step = check_flag("record_each_step", record_each_step)
+    scale_by_std = check_flag("scale_by_std", scale_by_std)
     if beta > 0.0:
         check_step_stability("GRPO", eta, beta, feature_scale(instance))
     reset = reference == "reset"

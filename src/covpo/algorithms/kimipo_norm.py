@@ -30,7 +30,7 @@ from covpo.instances import BanditInstance
 from covpo.objectives import unchecked_regularized_optimum
 from covpo.policies import check_bandit, log_policy, unchecked_expected_kl, unchecked_log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_generator, check_positive
+from covpo.validation import check_count, check_flag, check_generator, check_positive
 
 
 def kimipo_norm(
@@ -92,6 +92,7 @@ def kimipo_norm(
     inner_steps = check_count("inner_steps", inner_steps)
     extra_responses = check_count("extra_responses", extra_responses)
     check_generator("rng", rng)
+    record_each_step = check_flag("record_each_step", record_each_step)
     check_step_stability("KimiPO-Norm", eta, beta, feature_scale(instance), loss="kimi")
     settings = {
         "beta": beta,

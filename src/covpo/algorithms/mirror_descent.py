@@ -26,7 +26,7 @@ from covpo.objectives import regularized_gradient, regularized_optimum, unchecke
 from covpo.policies import base_log_policy, check_bandit, check_theta, log_coverage, log_policy
 from covpo.policy_classes import PolicyClass
 from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_finite_array, check_positive
+from covpo.validation import check_count, check_finite_array, check_flag, check_positive
 
 REALIZABILITY_TOLERANCE = 1e-9
 
@@ -186,6 +186,7 @@ def apmd(
     n_iterations = check_count("n_iterations", n_iterations)
     inner_steps = check_count("inner_steps", inner_steps)
     policy = check_policy_class("policy", instance, policy)
+    record_each_step = check_flag("record_each_step", record_each_step)
     check_step_stability("APMD", eta, beta, feature_scale(instance, policy))
     recorder = TrajectoryRecorder(
         "APMD", instance.optimal_value,
@@ -244,6 +245,7 @@ def apmd_exact(
     beta = check_positive("beta", beta)
     n_iterations = check_count("n_iterations", n_iterations)
     theta_star = check_realizable(instance)
+    record_each_step = check_flag("record_each_step", record_each_step)
     recorder = TrajectoryRecorder(
         "APMD (exact targets)", instance.optimal_value,
         {"beta": beta, "n_iterations": n_iterations},

@@ -26,7 +26,7 @@ from covpo.instances import BanditInstance
 from covpo.objectives import unchecked_kl_to_regularized_optimum
 from covpo.policies import centered_features, check_bandit, check_theta, log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_finite_array, check_generator, check_positive, check_shape
+from covpo.validation import check_count, check_finite_array, check_flag, check_generator, check_positive, check_shape
 
 
 def fisher_information(instance: BanditInstance, theta: np.ndarray) -> np.ndarray:
@@ -171,6 +171,7 @@ def npg(
     instance = check_bandit("instance", instance)
     beta = check_positive("beta", beta)
     n_iterations = check_count("n_iterations", n_iterations)
+    record_each_step = check_flag("record_each_step", record_each_step)
     settings: dict = {"beta": beta, "n_iterations": n_iterations}
     if batch_size is None and rng is not None:
         check_generator("rng", rng)

@@ -38,7 +38,7 @@ from covpo.instances import BanditInstance
 from covpo.objectives import unchecked_kl_to_regularized_optimum
 from covpo.policies import check_bandit, check_policy, check_theta, unchecked_log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_finite_array, check_generator, check_option, check_positive
+from covpo.validation import check_count, check_finite_array, check_flag, check_generator, check_option, check_positive
 
 KL_ESTIMATES = ("exact", "sampled")
 """The KL computations of :func:`ppo_lite_objective`: exact per sampled prompt, or PPO-NoClip's sampled estimate."""
@@ -287,6 +287,7 @@ def ppo_lite(
     kl = check_option("kl", kl, KL_ESTIMATES)
     thresholds = _check_thresholds(instance, beta, thresholds)
     check_generator("rng", rng)
+    record_each_step = check_flag("record_each_step", record_each_step)
     check_step_stability("PPO-Lite", eta, beta, feature_scale(instance))
     settings = {"beta": beta, "n_iterations": n_iterations, "batch_size": batch_size, "inner_steps": inner_steps,
                 "eta": eta, "thresholds": thresholds, "kl": kl}

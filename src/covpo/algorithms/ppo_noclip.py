@@ -33,7 +33,7 @@ from covpo.objectives import unchecked_kl_to_regularized_optimum
 from covpo.policies import check_bandit
 from covpo.policy_classes import PolicyClass
 from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_finite_array, check_generator, check_positive, check_shape
+from covpo.validation import check_count, check_finite_array, check_flag, check_generator, check_positive, check_shape
 
 
 def ppo_noclip_objective(
@@ -161,6 +161,7 @@ def ppo_noclip(
     batch_size = check_count("batch_size", batch_size)
     inner_steps = check_count("inner_steps", inner_steps)
     check_generator("rng", rng)
+    record_each_step = check_flag("record_each_step", record_each_step)
     policy = check_policy_class("policy", instance, policy)
     check_step_stability("PPO-NoClip", eta, beta, feature_scale(instance, policy))
     settings = {"beta": beta, "n_iterations": n_iterations, "batch_size": batch_size, "inner_steps": inner_steps,

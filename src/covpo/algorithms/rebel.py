@@ -29,7 +29,7 @@ from covpo.instances import BanditInstance
 from covpo.objectives import unchecked_regularized_optimum
 from covpo.policies import check_bandit, log_policy, unchecked_expected_kl, unchecked_log_policy
 from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_generator, check_positive
+from covpo.validation import check_count, check_flag, check_generator, check_positive
 
 
 def rebel_onpolicy(
@@ -87,6 +87,7 @@ def rebel_onpolicy(
     batch_size = check_count("batch_size", batch_size)
     inner_steps = check_count("inner_steps", inner_steps)
     check_generator("rng", rng)
+    record_each_step = check_flag("record_each_step", record_each_step)
     check_step_stability("Rebel-OnPolicy", eta, beta, feature_scale(instance), loss="rebel")
     settings = {
         "beta": beta,

@@ -78,6 +78,7 @@ from covpo.policies import (
 from covpo.validation import (
     check_count,
     check_finite_array,
+    check_flag,
     check_generator,
     check_option,
     check_positive,
@@ -667,6 +668,7 @@ def regression_mse(
     beta = _check_beta(beta)
     log_reference = _check_reference(instance, log_reference)
     log_probs = check_policy("log_probs", instance, log_probs)
+    centered = check_flag("centered", centered)
     error = beta * (log_probs - regularized_optimum(instance, log_reference, beta))
     probs = np.exp(log_reference)
     if centered:

@@ -48,7 +48,13 @@ import numpy as np
 
 from covpo.coverage_instances import dialled_coverage_instance
 from covpo.experiments.parallel import run_tasks
-from covpo.experiments.sweeps import Method, collapse_family_methods, random_family_methods, run_unless_diverged
+from covpo.experiments.sweeps import (
+    Method,
+    check_methods,
+    collapse_family_methods,
+    random_family_methods,
+    run_unless_diverged,
+)
 from covpo.families import (
     COLLAPSE_COVERAGES,
     COLLAPSE_GAP,
@@ -65,6 +71,7 @@ from covpo.trajectory import Trajectory
 from covpo.validation import (
     check_count,
     check_finite_array,
+    check_flag,
     check_generator,
     check_instance,
     check_instances,
@@ -72,6 +79,7 @@ from covpo.validation import (
     check_positive,
     check_seed,
     check_seeds,
+    check_text,
 )
 
 TEST_TIME_ALGORITHM = "best_of_n"
@@ -407,22 +415,13 @@ def _check_arguments(
 ) -> tuple[tuple[BanditInstance, ...], np.ndarray, tuple[Method, ...], float, tuple[int, ...]]:
     instances = check_instances("instances", instances, BanditInstance)
     coverages = check_finite_array("coverages", coverages, ndim=1)
-    if isinstance(methods, (str, Method)) or not hasattr(methods, "__iter__"):
-        raise ValueError(f"methods must be a sequence of Method records, got {methods!r}")
-    methods = tuple(methods)
+    methods = check_methods("methods", methods)
     eps = check_positive("eps", eps)
     seeds = check_seeds("seeds", seeds)
     if len(instances) != coverages.size:
         raise ValueError(f"coverages must hold one value per instance: got {len(instances)} instances and {coverages.size} coverages")
     if np.any(coverages < 1.0):
         raise ValueError(f"coverages must be >= 1 (C_cov = E_x 1/c_0(x)), got {coverages!r}")
-    if not methods:
-        raise ValueError("methods must hold at least one Method")
-    if not all(isinstance(method, Method) for method in methods):
-        raise ValueError("methods must all be Method records")
-    labels = [method.label for method in methods]
-    if len(set(labels)) != len(labels):
-        raise ValueError(f"methods must have distinct labels, got {labels}")
     return instances, coverages, methods, eps, seeds
 
 
@@ -491,6 +490,8 @@ def head_to_head(
         Show a progress bar (on stderr, after a second).
     """
     instances, coverages, methods, eps, seeds = _check_arguments(instances, coverages, methods, eps, seeds)
+    label = check_text("label", label, allow_empty=True)
+    progress = check_flag("progress", progress)
     tasks, keys = _task_list(instances, methods, eps, seeds)
     results = run_tasks(run_task, tasks, f"head-to-head {label}".strip(), progress=progress)
     by_key = dict(zip(keys, results))

@@ -23,6 +23,7 @@ from covpo.policies import base_log_policy, expected_kl, log_softmax_rows
 from covpo.validation import (
     check_count,
     check_finite_array,
+    check_flag,
     check_generator,
     check_index_array,
     check_instance,
@@ -93,8 +94,7 @@ class TwoLayerNetwork:
     def __post_init__(self) -> None:
         check_count("dim", self.dim)
         check_count("width", self.width)
-        if not isinstance(self.skip, bool):
-            raise ValueError(f"skip must be True or False, got {self.skip!r}")
+        object.__setattr__(self, "skip", check_flag("skip", self.skip))
 
     @property
     def n_params(self) -> int:
