@@ -99,6 +99,14 @@ def check_positive_grid(name: str, values: object, integers: bool = False) -> np
     return np.array([check_positive(name, value) for value in grid])
 
 
+def check_probability_grid(name: str, values: object) -> np.ndarray:
+    """A non-empty one-dimensional grid of values each strictly between 0 and 1 (reward gaps, coverages)."""
+    grid = check_finite_array(name, values, ndim=1)
+    if grid.size == 0:
+        raise ValueError(f"{name} must hold at least one value")
+    return np.array([check_probability(name, value) for value in grid])
+
+
 def check_probability(name: str, value: float) -> float:
     """Return ``value`` as a float, or raise if it lies outside the open interval (0, 1)."""
     number = _real(name, value, "a number strictly between 0 and 1")

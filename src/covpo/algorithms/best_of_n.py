@@ -19,7 +19,7 @@ from covpo.instances import BanditInstance
 from covpo.policies import base_log_policy, check_bandit, check_policy, sample_responses
 from covpo.policies import log_coverage as policy_log_coverage
 from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_generator, check_probability, check_real_array
+from covpo.validation import MAX_COUNT, check_count, check_generator, check_probability, check_real_array
 
 
 def _numbers(name: str, value: object) -> np.ndarray:
@@ -41,8 +41,8 @@ def _check_log_coverage(log_coverage: np.ndarray | float) -> np.ndarray:
 
 def _check_sizes(n: np.ndarray | int) -> np.ndarray:
     counts = _numbers("n", n)
-    if not np.all(np.isfinite(counts)) or np.any(counts < 1) or np.any(counts != np.round(counts)):
-        raise ValueError(f"n must hold integers >= 1 (finite), got {n!r}")
+    if not np.all(np.isfinite(counts)) or np.any(counts < 1) or np.any(counts != np.round(counts)) or np.any(counts > MAX_COUNT):
+        raise ValueError(f"n must hold integers >= 1 (finite, at most 2**53), got {n!r}")
     return counts
 
 

@@ -48,12 +48,14 @@ from covpo import run
 from covpo.algorithms.ppo_lite import check_clip_thresholds, clip_width_thresholds, default_clip_thresholds
 from covpo.algorithms.ppo_noclip import ppo_noclip_gradient, ppo_noclip_objective
 from covpo.algorithms.ratios import RatioRecord, RatioRecorder
+from covpo.algorithms.steps import finite_result
 from covpo.algorithms.squared_loss import kimi_population_hessian
 from covpo.batches import draw_batch
 from covpo.experiments.sweeps import Method
 from covpo.table import Table
 from covpo.trajectory import Trajectory
 from covpo.validation import (
+    MAX_COUNT,
     check_count,
     check_finite_array,
     check_index_array,
@@ -237,7 +239,10 @@ def ratio_spread_table(spreads: Sequence[RatioSpread]) -> Table:
 
 def _iterations_for(beta: float, horizon: float) -> int:
     """Outer iterations that cover ``horizon = T / beta`` units of mirror-descent time (at least 2)."""
-    return max(2, int(np.ceil(horizon * beta)))
+    iterations = np.ceil(horizon * beta)
+    if not iterations <= MAX_COUNT:
+        raise ValueError(f"horizon = {horizon!r} at beta = {beta!r} needs more than 2**53 outer iterations")
+    return max(2, int(iterations))
 
 
 @dataclass(frozen=True, eq=False)
@@ -693,13 +698,16 @@ def batch_estimates(
         ) / batch_size
 
     counts = np.bincount(prompt_cells.ravel(), minlength=n_batches * n_prompts).reshape(n_batches, n_prompts)
-    return {
+    estimates = {
         "noclip": np.mean(w * rewards - beta * (w * log_w - w + 1.0), axis=1),
         "noclip_gradient": score_average(w * (rewards - beta * log_w)),
         "lite": np.mean(np.clip(w, low, high) * rewards, axis=1) - beta * kl[prompts].mean(axis=1),
         "lite_gradient": score_average(np.where(clipped, 0.0, w * rewards)) - beta * counts @ kl_gradients / batch_size,
         "clipped": clipped.mean(axis=1),
     }
+    for values in estimates.values():
+        finite_result(values, beta)
+    return estimates
 
 
 def estimator_spread(
@@ -871,7 +879,7 @@ def regularized_hessian(instance: BanditInstance, theta: np.ndarray, log_referen
     advantage = instance.rewards - beta * (log_probs - log_reference)
     advantage = advantage - np.sum(probs * advantage, axis=1, keepdims=True)
     weights = instance.prompt_probs[:, None] * probs
-    return np.einsum("xy,xyd,xye->de", weights * (advantage - beta), centered, centered)
+    return finite_result(np.einsum("xy,xyd,xye->de", weights * (advantage - beta), centered, centered), beta)
 
 
 def _kimi_hessian(instance: BanditInstance, theta: np.ndarray, log_reference: np.ndarray, beta: float) -> np.ndarray:

@@ -31,12 +31,14 @@ from covpo.experiments.parallel import run_tasks
 from covpo.policies import base_log_policy, kl_per_prompt, log_coverage, log_policy
 from covpo.experiments.sweeps import (
     Method,
+    check_methods,
     collapse_family_methods,
     random_family_methods,
     RunSummary,
     run_unless_diverged,
 )
 from covpo.algorithms.squared_loss import (
+    check_squared_loss_beta,
     kimi_population_hessian,
     kimi_population_loss,
     kimi_population_minimizer,
@@ -202,9 +204,9 @@ def baseline_bias_sweep(
         The strength at which the normalizer baseline is swept, ``> 0``.
     """
     reference_theta = _check_theta(instance, reference_theta)
-    betas = check_positive_grid("betas", betas)
+    betas = np.array([check_squared_loss_beta(beta, "betas") for beta in check_positive_grid("betas", betas)])
     group_sizes = check_positive_grid("group_sizes", group_sizes, integers=True)
-    group_beta = check_positive("group_beta", group_beta)
+    group_beta = check_squared_loss_beta(group_beta, "group_beta")
     log_reference = log_policy(instance, reference_theta)
     value = mean_baseline_moments(instance, log_reference).mean
     mean_bias = np.array([_weighted_mean(instance, np.abs(mean_baseline_bias(instance, log_reference, b))) for b in betas])
@@ -425,6 +427,8 @@ def loss_slice(
     beta = check_positive("beta", beta)
     group_size = check_count("group_size", group_size)
     steps = check_finite_array("steps", steps, ndim=1)
+    if steps.size == 0:
+        raise ValueError("steps must hold at least one step along the slice")
     if instance.reward_theta is None:
         raise ValueError("instance has no reward_theta: the slice needs a linear reward to place the target")
     log_reference = log_policy(instance, reference_theta)
@@ -1043,11 +1047,7 @@ def batch_size_study(
     section 4.1); other methods' runs get no :class:`MSEPath`.
     """
     instance = check_instance("instance", instance, BanditInstance)
-    if isinstance(methods, (str, Method)) or not hasattr(methods, "__iter__"):
-        raise ValueError(f"methods must be a sequence of Method, got {methods!r}")
-    methods = tuple(check_instance("methods", method, Method) for method in methods)
-    if not methods:
-        raise ValueError("methods must name at least one method")
+    methods = check_methods("methods", methods)
     batch_sizes = check_positive_grid("batch_sizes", batch_sizes, integers=True)
     eps = check_positive("eps", eps)
     seeds = check_seeds("seeds", seeds)

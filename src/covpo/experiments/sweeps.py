@@ -267,7 +267,10 @@ def fit_coverage_power(coverages: np.ndarray, costs: np.ndarray) -> CoverageFit:
     x = check_finite_array("coverages", coverages, ndim=1)
     y = check_finite_array("costs", costs, ndim=1)
     if x.size < 2 or x.size != y.size:
-        raise ValueError(f"a fit needs at least two (C_cov, cost) pairs of equal length, got {x.size} and {y.size}")
+        raise ValueError(
+            f"coverages and costs must hold at least two values each, of equal length (one cost per C_cov), "
+            f"got {x.size} and {y.size}"
+        )
     if np.any(x <= 0.0) or np.any(y < 1.0):
         raise ValueError("coverages must be > 0 and costs >= 1 to take logarithms")
     line = fit_line(np.log10(x), np.log10(y))

@@ -35,7 +35,10 @@ def _dense_run(instance: CollapseInstance, eta: float, max_steps: int, n_records
         n_records=check_count("n_records", n_records, minimum=100),
     )
     if not run.reached_eps:
-        raise ValueError(f"the run did not reach eps = gap / 2 within max_steps={max_steps}; raise max_steps")
+        raise ValueError(
+            f"the run at eta={eta!r} did not reach eps = gap / 2 within max_steps={max_steps}; raise max_steps "
+            "(or lower eta)"
+        )
     return run
 
 

@@ -77,7 +77,6 @@ from covpo.validation import (
     check_instances,
     check_option,
     check_positive,
-    check_seed,
     check_seeds,
     check_text,
 )
@@ -188,6 +187,7 @@ class RunOutcome:
 def outcome_of(trajectory: Trajectory, log_base_coverage: np.ndarray, eps: float) -> RunOutcome:
     """Summarize a trajectory: costs to eps, lowest log10 coverage, worst coverage loss in decades, final gap."""
     trajectory = check_instance("trajectory", trajectory, Trajectory)
+    eps = check_positive("eps", eps)
     hit = trajectory.first_eps_optimal(eps)
     index = trajectory.n_records - 1 if hit is None else hit
     return RunOutcome(
@@ -211,7 +211,7 @@ def run_task(
     """
     method = check_instance("method", method, Method)
     instance = check_instance("instance", instance, BanditInstance)
-    seed = check_seed("seed", seed)
+    seed = check_seeds("seed", seed)
     log_base_coverage = log_coverage(instance, base_log_policy(instance))
     trajectory = head_to_head_run(method, instance, eta, np.random.default_rng(list(seed)), eps=eps)
     if trajectory is None:

@@ -101,9 +101,9 @@ class TwoLayerNetwork:
         """Length of the flat parameter vector, ``h d + 2 h (+ d)``."""
         return self.width * self.dim + 2 * self.width + (self.dim if self.skip else 0)
 
-    def check_params(self, params: np.ndarray) -> np.ndarray:
-        """Return ``params`` as a finite float vector of length :attr:`n_params`, else raise ``ValueError``."""
-        return check_shape("params", check_finite_array("params", params, ndim=1), (self.n_params,))
+    def check_params(self, params: np.ndarray, name: str = "params") -> np.ndarray:
+        """Return ``params`` as a finite float vector of length :attr:`n_params`, else raise ``ValueError`` naming ``name``."""
+        return check_shape(name, check_finite_array(name, params, ndim=1), (self.n_params,))
 
     def unpack(self, params: np.ndarray) -> NetworkParameters:
         """Split a flat vector into ``W, b, v, theta`` (views, not copies)."""
@@ -183,6 +183,7 @@ def feature_matrix(instance: BanditInstance) -> np.ndarray | sparse.csr_array:
     cost ``O(n_prompts n_responses width)`` instead of ``O(n_prompts n_responses dim width)``.
     Instances are immutable, so the matrix is computed once per instance and cached.
     """
+    check_instance("instance", instance, BanditInstance)
     flat = instance.features.reshape(instance.n_prompts * instance.n_responses, instance.dim)
     if np.count_nonzero(flat) <= SPARSE_DENSITY * flat.size:
         return sparse.csr_array(flat)

@@ -54,6 +54,8 @@ def pass_at_k(n: int, correct, ks) -> np.ndarray:
 def exact_pass_at_k(log_coverage, ks) -> np.ndarray:
     """``1 - (1 - p)^k`` with ``p = exp(log_coverage)``, in log space (shape ``log_coverage.shape + (len(ks),)``)."""
     log_coverage = check_finite_array("log_coverage", log_coverage)
+    if log_coverage.size == 0:
+        raise ValueError("log_coverage must hold at least one log-coverage")
     if np.any(log_coverage > 1e-6):
         raise ValueError("log_coverage must be <= 0")
     ks = check_finite_array("ks", ks, ndim=1)

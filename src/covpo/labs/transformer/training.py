@@ -115,6 +115,12 @@ def default_methods(beta: float = 0.04, strong_beta: float = 0.5, reset_every: i
     prescription: strong regularization, reset often), REINFORCE with a leave-one-out baseline,
     and Rebel-OnPolicy (reference ``pi_t``, i.e. a reset every step).
     """
+    check_nonnegative("beta", beta)
+    check_nonnegative("strong_beta", strong_beta)
+    check_count("reset_every", reset_every, 0)
+    check_count("inner_steps", inner_steps)
+    check_positive("learning_rate", learning_rate)
+    check_positive("squared_learning_rate", squared_learning_rate)
     return (
         Method("GRPO, fixed reference", learning_rate, beta=beta, inner_steps=inner_steps),
         Method("GRPO, resets", learning_rate, beta=beta, inner_steps=inner_steps, reset_every=reset_every),
