@@ -426,7 +426,8 @@ def _entries() -> tuple[EntryPoint, ...]:
             "responses": np.array([1, 2, 3, 4]), "beta": 0.5}, beta="nonnegative"),
         entry("mirror_descent.exact_mirror_descent", mirror_descent.exact_mirror_descent,
               lambda: {"instance": instance(), **RUNS["mirror_descent_exact"]}),
-        entry("mirror_descent.apmd", mirror_descent.apmd, lambda: {"instance": instance(), **RUNS["apmd"]}),
+        entry("mirror_descent.apmd", mirror_descent.apmd,
+              lambda: {"instance": instance(), **RUNS["apmd"], "record_each_step": False}),
         entry("mirror_descent.mirror_descent_policy", mirror_descent.mirror_descent_policy,
               lambda: {"instance": instance(), "beta": 1.0, "t": 3}, t="nonnegative"),
         entry("mirror_descent.mirror_descent_bound", mirror_descent.mirror_descent_bound,
@@ -434,13 +435,13 @@ def _entries() -> tuple[EntryPoint, ...]:
         entry("mirror_descent.exact_target_theta", mirror_descent.exact_target_theta,
               lambda: {"instance": instance(), "theta": theta(), "beta": 1.0}),
         entry("ppo_noclip.ppo_noclip", ppo_noclip.ppo_noclip,
-              lambda: {"instance": instance(), "rng": rng(), **RUNS["ppo_noclip"]}),
+              lambda: {"instance": instance(), "rng": rng(), **RUNS["ppo_noclip"], "record_each_step": False}),
         entry("ppo_noclip.ppo_noclip_objective", ppo_noclip.ppo_noclip_objective,
               lambda: {"instance": instance(), "theta": theta(), "batch": batch(), "beta": 1.0}),
         entry("ppo_noclip.ppo_noclip_gradient", ppo_noclip.ppo_noclip_gradient,
               lambda: {"instance": instance(), "theta": theta(), "batch": batch(), "beta": 1.0}),
         entry("ppo_lite.ppo_lite", ppo_lite.ppo_lite,
-              lambda: {"instance": instance(), "rng": rng(), **RUNS["ppo_lite"]}),
+              lambda: {"instance": instance(), "rng": rng(), **RUNS["ppo_lite"], "record_each_step": False}),
         entry("ppo_lite.ppo_lite_objective", ppo_lite.ppo_lite_objective, lambda: {
             "instance": instance(), "theta": theta(), "batch": batch(), "log_reference": base_table(), "beta": 1.0}),
         entry("ppo_lite.ppo_lite_gradient", ppo_lite.ppo_lite_gradient, lambda: {
@@ -448,29 +449,36 @@ def _entries() -> tuple[EntryPoint, ...]:
             "thresholds": (0.5, 2.0)}),
         entry("ppo_lite.clip_width_thresholds", ppo_lite.clip_width_thresholds,
               lambda: {"beta": 1.0, "max_reward": 1.0, "width": 1.0}, max_reward="positive"),
-        entry("grpo.grpo", grpo.grpo, lambda: {"instance": instance(), "rng": rng(), **RUNS["grpo_fixed"]},
+        entry("grpo.grpo", grpo.grpo, lambda: {
+            "instance": instance(), "rng": rng(), **RUNS["grpo_fixed"], "record_each_step": False, "scale_by_std": True},
               beta="nonnegative"),
         entry("grpo.grpo_gradient", grpo.grpo_gradient, lambda: {
             "instance": instance(), "theta": theta(), "batch": grouped_batch(),
             "advantages": grpo.group_advantages(grouped_batch().rewards.reshape(4, 3)),
             "log_reference": base_table(), "beta": 0.1}, advantages="theta", beta="nonnegative"),
         entry("grpo.group_advantages", grpo.group_advantages,
-              lambda: {"rewards": np.array([[0.0, 1.0, 0.5], [1.0, 1.0, 0.0]]), "std_eps": 1e-4}),
-        entry("npg.npg", npg.npg, lambda: {"instance": instance(), "rng": rng(), **RUNS["npg"]}),
+              lambda: {"rewards": np.array([[0.0, 1.0, 0.5], [1.0, 1.0, 0.0]]), "scale_by_std": True, "std_eps": 1e-4}),
+        entry("steps.feature_scale", steps.feature_scale, lambda: {"instance": instance()}),
+        entry("steps.check_step_stability", steps.check_step_stability, lambda: {
+            "algorithm": "PPO-NoClip", "eta": 0.5, "beta": 1.0, "scale": 2.0, "loss": "kimi"},
+              algorithm="text", beta="nonnegative", scale="nonnegative", loss="option"),
+        entry("npg.npg", npg.npg,
+              lambda: {"instance": instance(), "rng": rng(), **RUNS["npg"], "record_each_step": False}),
         entry("npg.npg_step", npg.npg_step, lambda: {"instance": instance(), "theta": theta(), "beta": 1.0}),
         entry("npg.sampled_npg_direction", npg.sampled_npg_direction,
               lambda: {"instance": instance(), "theta": theta(), "rng": rng(), "batch_size": 4, "group_size": 2}),
         entry("mirror_descent.apmd_exact", mirror_descent.apmd_exact,
-              lambda: {"instance": instance(), **RUNS["apmd_exact"]}),
+              lambda: {"instance": instance(), **RUNS["apmd_exact"], "record_each_step": False}),
         entry("grpo.grpo_objective", grpo.grpo_objective, lambda: {
             "instance": instance(), "theta": theta(), "batch": grouped_batch(),
             "advantages": grpo.group_advantages(grouped_batch().rewards.reshape(4, 3)),
             "log_reference": base_table(), "beta": 0.1}, advantages="theta", beta="nonnegative"),
-        entry("kimipo.kimipo", kimipo.kimipo, lambda: {"instance": instance(), "rng": rng(), **RUNS["kimipo"]}),
+        entry("kimipo.kimipo", kimipo.kimipo,
+              lambda: {"instance": instance(), "rng": rng(), **RUNS["kimipo"], "record_each_step": False}),
         entry("kimipo_norm.kimipo_norm", kimipo_norm.kimipo_norm,
-              lambda: {"instance": instance(), "rng": rng(), **RUNS["kimipo_norm"]}),
+              lambda: {"instance": instance(), "rng": rng(), **RUNS["kimipo_norm"], "record_each_step": False}),
         entry("rebel.rebel_onpolicy", rebel.rebel_onpolicy,
-              lambda: {"instance": instance(), "rng": rng(), **RUNS["rebel_onpolicy"]}),
+              lambda: {"instance": instance(), "rng": rng(), **RUNS["rebel_onpolicy"], "record_each_step": False}),
         entry("npg.fisher_information", npg.fisher_information, lambda: {"instance": instance(), "theta": theta()}),
         entry("npg.npg_direction", npg.npg_direction, lambda: {"instance": instance(), "theta": theta()}),
         entry("squared_loss.rebel_gradient", squared.rebel_gradient,
@@ -585,7 +593,8 @@ def _entries() -> tuple[EntryPoint, ...]:
             "instance": instance(), "log_probs": log_table(), "log_reference": base_table(),
             "prompts": np.array([0, 1, 1])}),
         entry("trajectory.trajectory_from_arrays", trajectory.trajectory_from_arrays, trajectory_arrays,
-              gradient_steps="grid", reward="theta", log_coverage="theta", kl_to_base="theta", optimal_value="real", algorithm="text"),
+              gradient_steps="grid", reward="theta", log_coverage="theta", kl_to_base="theta", optimal_value="real",
+              algorithm="text"),
         entry("policy_classes.SoftmaxLinear", policy_classes.SoftmaxLinear, lambda: {"instance": instance()}),
         # widget figures, at valid slider values
         entry("plots.setting.best_of_n_explorer_figure", setting_plots.best_of_n_explorer_figure,
@@ -1146,7 +1155,8 @@ def bad_values(kind: str, good: object) -> list[BadValue]:
     good_array = np.asarray(good, dtype=float)
     arrays = [text, nothing] + ([] if kind == "indices" else [BadValue("empty", np.array([]))])
     arrays.append(BadValue("complex", good_array + 1j))
-    if kind in ("theta", "log_table", "probs", "rewards", "grid", "count_grid", "coverage_grid", "real_grid", "log_coverage"):
+    if kind in ("theta", "log_table", "probs", "rewards", "grid", "count_grid", "coverage_grid", "real_grid",
+                "log_coverage"):
         arrays += [BadValue("nan_entry", _with(good_array, math.nan)),
                    BadValue("inf_entry", _with(good_array, math.inf))]
     if kind in ("theta", "log_table", "probs", "rewards"):

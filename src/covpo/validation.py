@@ -125,7 +125,7 @@ def check_finite_array(name: str, value: object, ndim: int | None = None) -> np.
 
 
 def check_real_array(name: str, value: object, ndim: int | None = None) -> np.ndarray:
-    """Return ``value`` as a float array that may hold NaN or infinity (for the caller to judge), or raise if it is not real or has the wrong rank."""
+    """Return ``value`` as a float array, NaN and infinity allowed (for the caller to judge); raise if not real or of the wrong rank."""
     array = _float_array(name, value)
     if ndim is not None and array.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s), got {_describe(array)}")
@@ -133,7 +133,7 @@ def check_real_array(name: str, value: object, ndim: int | None = None) -> np.nd
 
 
 def _float_array(name: str, value: object) -> np.ndarray:
-    """``value`` as a float array, or raise naming ``name`` if it is not real (strings, ``None``, ragged lists, complex numbers).
+    """``value`` as a float array, or raise naming ``name`` if it is not real (strings, ``None``, ragged lists, complex).
 
     Complex values are refused rather than cut to their real part (which is what a cast to
     float does, with only numpy's ``ComplexWarning``).

@@ -41,7 +41,8 @@ def _check_log_coverage(log_coverage: np.ndarray | float) -> np.ndarray:
 
 def _check_sizes(n: np.ndarray | int) -> np.ndarray:
     counts = _numbers("n", n)
-    if not np.all(np.isfinite(counts)) or np.any(counts < 1) or np.any(counts != np.round(counts)) or np.any(counts > MAX_COUNT):
+    whole = np.all(np.isfinite(counts)) and np.all(counts == np.round(counts))
+    if not whole or np.any(counts < 1) or np.any(counts > MAX_COUNT):
         raise ValueError(f"n must hold integers >= 1 (finite, at most 2**53), got {n!r}")
     return counts
 

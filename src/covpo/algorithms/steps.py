@@ -22,7 +22,14 @@ from covpo.batches import ResponseBatch
 from covpo.instances import BanditInstance
 from covpo.policy_classes import PolicyClass, SoftmaxLinear
 from covpo.trajectory import TrajectoryRecorder
-from covpo.validation import check_instance, check_nonnegative, check_option, check_positive, check_real_array
+from covpo.validation import (
+    check_instance,
+    check_nonnegative,
+    check_option,
+    check_positive,
+    check_real_array,
+    check_text,
+)
 
 STABILITY_MARGIN = 100.0
 """How far beyond the stable range ``eta * curvature < 2`` a step must be before :func:`check_step_stability` warns.
@@ -82,12 +89,13 @@ def check_step_stability(
     algorithm
         The algorithm's name, for the message.
     eta, beta
-        The run's learning rate and KL strength, already validated.
+        The run's learning rate, ``> 0``, and KL strength, ``>= 0``.
     scale
-        ``max ||phi||^2`` of the policy class, or ``None``.
+        ``max ||phi||^2`` of the policy class, ``>= 0``, or ``None``.
     loss
         A key of :data:`CURVATURES`.
     """
+    check_text("algorithm", algorithm)
     loss = check_option("loss", loss, tuple(CURVATURES))
     eta, beta = check_positive("eta", eta), check_nonnegative("beta", beta)
     if scale is None:
@@ -154,7 +162,7 @@ def ascent_step(theta: np.ndarray, eta: float, direction: np.ndarray, iteration:
 
 
 def _reject_step(theta: object, eta: object, direction: object) -> NoReturn:
-    """Raise the ``ValueError`` naming the argument that made :func:`ascent_step` impossible: not real numbers, or shapes that do not match.
+    """Raise the ``ValueError`` naming what made :func:`ascent_step` impossible: not real numbers, or mismatched shapes.
 
     Called only once the step has failed, so the inner loops pay nothing for it.
     """

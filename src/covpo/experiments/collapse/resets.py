@@ -171,7 +171,9 @@ def mirror_descent_resets_to_eps(instance: CollapseInstance, beta: float, eps: f
     while not reached(high):
         high *= 2
         if high > MAX_COUNT:
-            raise ValueError(f"beta = {beta!r} is too strong for eps = {eps!r}: exact mirror descent needs over 2**53 resets")
+            raise ValueError(
+                f"beta = {beta!r} is too strong for eps = {eps!r}: exact mirror descent needs over 2**53 resets"
+            )
     low = high // 2
     while high - low > 1:
         middle = (low + high) // 2

@@ -102,7 +102,7 @@ class TwoLayerNetwork:
         return self.width * self.dim + 2 * self.width + (self.dim if self.skip else 0)
 
     def check_params(self, params: np.ndarray, name: str = "params") -> np.ndarray:
-        """Return ``params`` as a finite float vector of length :attr:`n_params`, else raise ``ValueError`` naming ``name``."""
+        """Return ``params`` as a finite float vector of length :attr:`n_params`, else raise naming ``name``."""
         return check_shape(name, check_finite_array(name, params, ndim=1), (self.n_params,))
 
     def unpack(self, params: np.ndarray) -> NetworkParameters:
