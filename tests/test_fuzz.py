@@ -5,9 +5,12 @@ by a bad value drawn for the argument's kind (0, negatives, NaN, infinity, 1e308
 ``None``, bools, fractions and complex numbers for counts and seeds, wrong shapes, empty and
 complex arrays, distributions that do not sum to one, probabilities where log-probabilities are
 expected, indices out of range, masks that are not boolean, strings and numbers for flags, empty
-or duplicate lists of methods, seeds and instances). A clearly bad value must raise a
-``ValueError`` whose message names that argument; an extreme but valid one (``1e308`` as a
-learning rate) may instead run to a finite result or stop with the documented
+or duplicate lists of methods, seeds and instances). Hypothesis then draws more of each family
+of bad value: complex numbers and arrays with any imaginary part, any string or number for a
+flag, any negative, fractional, huge, complex or textual seed (alone, in a list of seeds, or
+where a generator belongs), other negative, fractional and huge numbers. A clearly bad value
+must raise a ``ValueError`` whose message names that argument; an extreme but valid one
+(``1e308`` as a learning rate) may instead run to a finite result or stop with the documented
 ``FloatingPointError``. Every public function and class of :mod:`covpo.experiments` and
 :mod:`covpo.labs` has an entry point (or a stated reason not to), and a test keeps it so. The
 findings of issue 18 (items 1 to 10) and of issue 33 are regression tests of their own, and so
@@ -54,6 +57,7 @@ from tests.fuzz_entry_points import (  # noqa: E402
     is_finite_result, log_table, method, names_argument, public_callables, rng, theta, tiny_collapse, transformer,
     transformer_task, uncovered_callables,
 )
+from tests.strategies import bad_seeds, complex_arrays, complex_scalars, non_bool_flags  # noqa: E402
 
 #: Seconds one fuzzed call may take before it counts as a hang.
 CALL_SECONDS = 2.0
@@ -64,6 +68,9 @@ FUZZ_SETTINGS = settings(
 
 #: The bad values that stand for a family of them (any negative count, any fraction, any huge number), drawn afresh.
 VARIED_LABELS = ("negative", "fractional", "huge")
+
+#: Kinds of argument whose every bad value stands for a family: flags, and seeds where a seed or a generator belongs.
+VARIED_KINDS = ("flag", "seed", "rng_or_seed")
 
 #: Every fuzzed (entry point, argument) pair.
 ARGUMENTS = [(point, argument) for point in ENTRY_POINTS for argument in point.kinds]
@@ -107,8 +114,27 @@ def memory_limit(extra_bytes: int) -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
-def varied(bad: BadValue) -> st.SearchStrategy[BadValue]:
-    """``bad``, or a drawn value of the same kind of badness (another negative count, another fraction)."""
+def varied(kind: str, good: object, bad: BadValue) -> st.SearchStrategy[BadValue]:
+    """Drawn values of the kind of badness of ``bad``, for an argument of ``kind`` whose good value is ``good``.
+
+    Complex numbers and arrays get a drawn imaginary part, flags any string or number, seeds
+    any negative, fractional, huge, complex or textual value (as the bad entry of a list of seeds
+    too), a generator any integer seed in its place; otherwise another negative, another
+    fraction, another huge number.
+    """
+    def labelled(values: st.SearchStrategy[object]) -> st.SearchStrategy[BadValue]:
+        return values.map(lambda value: dataclasses.replace(bad, value=value))
+
+    if bad.label == "complex":
+        return labelled(complex_arrays(good) if isinstance(bad.value, np.ndarray) else complex_scalars())
+    if kind == "flag":
+        return labelled(non_bool_flags())
+    if kind == "seeds" and bad.label.endswith("_entry"):
+        return labelled(bad_seeds().map(lambda seed: (0, seed)))
+    if kind in ("seed", "rng_or_seed"):
+        return labelled(bad_seeds())
+    if kind == "rng":
+        return labelled(st.integers())
     if bad.label == "negative" and isinstance(bad.value, int):
         return st.integers(-10**6, -1).map(lambda value: BadValue("negative", value))
     if bad.label == "negative":
@@ -116,15 +142,25 @@ def varied(bad: BadValue) -> st.SearchStrategy[BadValue]:
     if bad.label == "fractional":
         fractions = st.floats(0.01, 99.99).filter(lambda value: value != int(value))
         return fractions.map(lambda value: BadValue("fractional", value))
-    if bad.label == "huge":
-        return st.sampled_from([1e308, 1e300]).map(lambda value: dataclasses.replace(bad, value=value))
-    return st.just(bad)
+    return labelled(st.sampled_from([1e308, 1e300]))
+
+
+def is_varied(kind: str, bad: BadValue) -> bool:
+    """Whether ``bad`` stands for a family of values :func:`varied` draws (a ``None`` or an empty list does not)."""
+    if bad.label in ("none", "empty"):
+        return False
+    if kind == "seeds":
+        return bad.label.endswith("_entry")
+    if kind == "rng":
+        return bad.label == "int"
+    return bad.label in VARIED_LABELS + ("complex",) or kind in VARIED_KINDS
 
 
 def drawn_bad_values(point: EntryPoint, argument: str) -> st.SearchStrategy[BadValue] | None:
-    """Draws of the bad values of ``argument`` that stand for a family (:data:`VARIED_LABELS`); ``None`` if there are none."""
-    families = [bad for bad in argument_bad_values(point, argument) if bad.label in VARIED_LABELS]
-    return st.sampled_from(families).flatmap(varied) if families else None
+    """Draws of the bad values of ``argument`` that stand for a family (:func:`is_varied`); ``None`` if none do."""
+    kind, good = point.kinds[argument], point.arguments()[argument]
+    families = [bad for bad in argument_bad_values(point, argument) if is_varied(kind, bad)]
+    return st.sampled_from(families).flatmap(lambda bad: varied(kind, good, bad)) if families else None
 
 
 #: Entry points called once already in this process: their compiled engines (numba) are built.
