@@ -30,6 +30,8 @@ from typing import Any
 from joblib import Parallel, delayed
 from tqdm.std import tqdm
 
+from covpo.validation import check_flag
+
 PROGRESS_DELAY_SECONDS = 1.0
 
 
@@ -63,6 +65,7 @@ def run_tasks(function: Callable[..., Any], tasks: Sequence[tuple], description:
         raise ValueError(f"tasks must hold one tuple of positional arguments per call, got {tasks!r}")
     if not isinstance(description, str):
         raise ValueError(f"description must be a string, got {description!r}")
+    progress = check_flag("progress", progress)
     results = []
     bar = tqdm(total=len(tasks), desc=description, file=sys.stderr, disable=not progress, delay=PROGRESS_DELAY_SECONDS)
     with bar:

@@ -24,7 +24,7 @@ from numba import njit, prange
 from tqdm.std import tqdm
 
 from covpo.trajectory import LOG10_E, Trajectory, trajectory_from_arrays
-from covpo.validation import check_count, check_index_array, check_instances, check_nonnegative, check_positive
+from covpo.validation import check_count, check_flag, check_index_array, check_instances, check_nonnegative, check_positive
 
 from covpo.collapse_instance import (
     CollapseInstance,
@@ -156,7 +156,7 @@ class _ExactRuns:
 
 def _progress_bar(total: int, progress: bool | None, description: str) -> tqdm:
     """A stderr bar; automatic mode shows it only for large budgets that also take over a second."""
-    show = total >= PROGRESS_MIN_STEPS if progress is None else bool(progress)
+    show = total >= PROGRESS_MIN_STEPS if progress is None else check_flag("progress", progress)
     delay = PROGRESS_DELAY_SECONDS if progress is None else 0.0
     return tqdm(
         total=total, file=sys.stderr, disable=not show, delay=delay, unit="step", unit_scale=True, desc=description

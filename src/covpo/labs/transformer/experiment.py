@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from covpo.validation import check_option, check_seed
+from covpo.validation import check_instance, check_instances, check_option, check_seed
 
 from .model import ModelConfig, Params, init_params, parameter_count
 from .passk import default_ks, exact_pass_at_k, pass_at_k
@@ -134,11 +134,11 @@ def transformer_study(size: str = "book", *, seed: int = 0, config: ModelConfig 
     """
     sizes = SIZES[check_option("size", size, tuple(SIZES))]
     seed = check_seed("seed", seed)
-    task = task or ReversalTask()
-    config = config or ModelConfig(n_symbols=task.n_symbols, length=task.length)
+    task = ReversalTask() if task is None else check_instance("task", task, ReversalTask)
+    config = ModelConfig(task.n_symbols, task.length) if config is None else check_instance("config", config, ModelConfig)
     if (config.n_symbols, config.length) != (task.n_symbols, task.length):
         raise ValueError("config must match task in n_symbols and length")
-    methods = tuple(methods or default_methods())
+    methods = default_methods() if methods is None else check_instances("methods", methods, Method)
     timings: dict[str, float] = {}
 
     train, held = split_prompts(task, sizes["held_out"], np.random.default_rng(seed))

@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from covpo.validation import check_count, check_nonnegative, check_option, check_positive
+from covpo.validation import check_count, check_instance, check_instances, check_nonnegative, check_option, check_positive, check_text
 
 from .model import ModelConfig, Params, group_answer_logits, group_token_log_probs
 from .sampling import sample_answers
@@ -83,6 +83,7 @@ class Method:
     sq_beta: float = 1.0
 
     def __post_init__(self) -> None:
+        check_text("name", self.name)
         check_positive("learning_rate", self.learning_rate)
         check_nonnegative("beta", self.beta)
         check_nonnegative("clip_eps", self.clip_eps)
@@ -114,6 +115,12 @@ def default_methods(beta: float = 0.04, strong_beta: float = 0.5, reset_every: i
     prescription: strong regularization, reset often), REINFORCE with a leave-one-out baseline,
     and Rebel-OnPolicy (reference ``pi_t``, i.e. a reset every step).
     """
+    check_nonnegative("beta", beta)
+    check_nonnegative("strong_beta", strong_beta)
+    check_count("reset_every", reset_every, 0)
+    check_count("inner_steps", inner_steps)
+    check_positive("learning_rate", learning_rate)
+    check_positive("squared_learning_rate", squared_learning_rate)
     return (
         Method("GRPO, fixed reference", learning_rate, beta=beta, inner_steps=inner_steps),
         Method("GRPO, resets", learning_rate, beta=beta, inner_steps=inner_steps, reset_every=reset_every),
@@ -197,6 +204,8 @@ class TrainingSetup:
     max_inner_steps: int = 2
 
     def __post_init__(self) -> None:
+        check_instance("config", self.config, ModelConfig)
+        check_instance("task", self.task, ReversalTask)
         check_count("n_steps", self.n_steps)
         check_count("n_prompts", self.n_prompts)
         check_count("group_size", self.group_size, 2)
@@ -277,7 +286,7 @@ def train_runs(setup: TrainingSetup, base: Params, train_prompts: jax.Array, hel
 
 def stack_constants(methods: list[Method]) -> dict[str, jax.Array]:
     """The constants of several methods stacked along a leading run axis."""
-    constants = [method.constants() for method in methods]
+    constants = [method.constants() for method in check_instances("methods", methods, Method)]
     return {name: jnp.stack([c[name] for c in constants]) for name in constants[0]}
 
 
@@ -321,6 +330,8 @@ def _pretrain(params: Params, config: ModelConfig, task: ReversalTask, prompts: 
 def pretrain(params: Params, config: ModelConfig, task: ReversalTask, prompts: np.ndarray, key: jax.Array, *,
              n_steps: int = 1500, batch: int = 64, learning_rate: float = 3e-3) -> tuple[Params, np.ndarray]:
     """Fit the base model ``pi_0`` to the pre-training mixture on ``prompts`` (Adam, cosine decay); returns it and the loss curve."""
+    check_instance("config", config, ModelConfig)
+    check_instance("task", task, ReversalTask)
     check_count("n_steps", n_steps)
     check_count("batch", batch)
     check_positive("learning_rate", learning_rate)
