@@ -4,17 +4,24 @@ Every function or class a user calls is listed once as an :class:`EntryPoint`: a
 callable, a factory of keyword arguments for one good call (fresh generators every time, tiny
 instances, well under 0.2 s), and the kind of each argument that is fuzzed. The kind decides
 which bad values apply (:func:`bad_values`): a count gets 0, a negative, NaN, infinity, 1e308,
-a string, ``None``, a bool and a fraction; a log-probability table gets NaN entries, a wrong
-shape, an empty array, unnormalized rows and a table of probabilities; and so on. The fuzz
-suite (``tests/test_fuzz.py``) and the report script (``scripts/fuzz_report.py``) both read
-:data:`ENTRY_POINTS`, so they fuzz exactly the same surface. The bad-input promise is issue 18's;
-the algorithms are those of Huang et al. (2026).
+a string, ``None``, a bool, a fraction and a complex number; a log-probability table gets NaN
+entries, a wrong shape, an empty array, complex entries, unnormalized rows and a table of
+probabilities; a flag gets strings and numbers; a list of seeds gets an empty list and bad
+entries; and so on. The fuzz suite (``tests/test_fuzz.py``) and the report script
+(``scripts/fuzz_report.py``) both read :data:`ENTRY_POINTS`, so they fuzz exactly the same
+surface. Every public function and class of :mod:`covpo.experiments` and :mod:`covpo.labs` is
+either an entry point here or in :data:`NOT_FUZZED` with the reason (result records the package
+builds, and the JAX internals of the transformer laboratory); a test keeps that true. The
+bad-input promise is issue 18's, extended by issue 33; the algorithms are those of Huang et al. (2026).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import inspect
 import math
+import pkgutil
 import re
 from collections.abc import Callable, Mapping
 import dataclasses
@@ -26,23 +33,43 @@ import covpo
 from covpo import batches, coverage_instances, families, instances, objectives, policies, policy_classes, trajectory
 from covpo import collapse_instance as collapse
 from covpo.algorithms import best_of_n, filtered_sft, grpo, kimipo, mirror_descent, npg
-from covpo.algorithms import ppo_lite, ppo_noclip, rebel, reinforce
+from covpo.algorithms import ppo_lite, ppo_noclip, rebel, reinforce, steps
+from covpo.algorithms.ratios import RatioRecorder
 from covpo.experiments import mirror_descent as md_experiments
+from covpo.experiments import parallel
 from covpo.experiments import population as squared
-from covpo.experiments import ppo as ppo_experiments
 from covpo.experiments import setting
-from covpo.experiments import squared_loss as squared_experiments
 from covpo.experiments import sweeps
-from covpo.experiments.collapse import engine, landscape, resets, sampled
+from covpo.experiments.collapse import engine, landscape, paper_figures, phases, reset_sweeps, resets, sampled
+from covpo.experiments.collapse import step_sizes
 from covpo.experiments.collapse import sweeps as collapse_sweeps
-from covpo.experiments.implications import head_to_head, tuning
+from covpo.experiments.implications import head_to_head, noise, paper_units, tuning
 from covpo.labs import nonlinear, sequences
+from covpo.labs.sequences import experiment as sequence_experiment
 from covpo.plots import collapse as collapse_plots
 from covpo.plots import mirror_descent as md_plots
 from covpo.plots import ppo as ppo_plots
 from covpo.plots import setting as setting_plots
 from covpo.plots import squared_loss as squared_plots
 from tests.helpers import small_instance
+
+# The modules of the PPO and squared-loss chapters, by full name: each package re-exports
+# functions named like its modules (``landscape``, ``table_1``), which an attribute import would return.
+ppo_clipping, ppo_concavity, ppo_estimators, ppo_practice, ppo_ratios = (
+    importlib.import_module(f"covpo.experiments.ppo.{name}")
+    for name in ("clipping", "concavity", "estimators", "practice", "ratios")
+)
+squared_baselines, squared_batch_size, squared_curvature, squared_mse, squared_table_1 = (
+    importlib.import_module(f"covpo.experiments.squared_loss.{name}")
+    for name in ("baselines", "batch_size", "curvature", "mse", "table_1")
+)
+
+try:
+    from covpo.labs import transformer
+    from covpo.labs.transformer import task as transformer_task
+    from covpo.labs.transformer import training as transformer_training
+except ImportError:  # the transformer extra (JAX) is not installed
+    transformer = transformer_task = transformer_training = None
 
 
 @dataclass(frozen=True)
@@ -80,9 +107,15 @@ class EntryPoint:
     kinds
         The kind of each fuzzed argument; arguments not listed (titles, progress flags) are not fuzzed.
     infinite_ok
-        Whether a valid result may hold infinity (a bound at ``t = 0``); NaN is never valid.
+        Whether a valid result may hold infinity (a bound at ``t = 0``).
+    nan_ok
+        Whether a valid result marks missing values with NaN (a study's ``beta`` where it ran
+        unregularized, the cost of a run that never reached eps).
     optional
-        Arguments whose default is ``None``, for which ``None`` is a valid value.
+        Arguments whose default is ``None`` or whose type admits ``None``, for which ``None`` is a valid value.
+    heavy
+        Whether a good call takes seconds (a whole study, a compiled JAX program): it is never
+        made, and only clearly bad values are tried, each of which must be refused before any work.
     """
 
     name: str
@@ -91,6 +124,8 @@ class EntryPoint:
     kinds: Mapping[str, str] = field(default_factory=dict)
     infinite_ok: bool = False
     optional: frozenset[str] = frozenset()
+    heavy: bool = False
+    nan_ok: bool = False
 
 
 def rng() -> np.random.Generator:
@@ -98,8 +133,9 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(1)
 
 
+@functools.cache
 def instance() -> covpo.BanditInstance:
-    """The shared tiny instance: 3 prompts, 5 responses, 4 features."""
+    """The shared tiny instance: 3 prompts, 5 responses, 4 features (built once: instances are immutable)."""
     return small_instance()
 
 
@@ -108,6 +144,7 @@ def tiny_collapse() -> collapse.CollapseInstance:
     return collapse.collapse_instance(gap=0.1, n_zero=10)
 
 
+@functools.cache
 def tiny_sequences() -> sequences.SequenceInstance:
     """A token-sequence collapse instance: vocabulary 2, length 2."""
     return sequences.sequence_collapse_instance(gap=0.1, vocab_size=2, length=2)
@@ -173,6 +210,125 @@ def trajectory_arrays() -> dict[str, object]:
     }
 
 
+# ---------------------------------------------------------------------------------------
+# Results of tiny runs, built once per process: the inputs of the functions that read them
+
+
+@functools.cache
+def collapse_run() -> engine.CollapseRun:
+    """An exact REINFORCE run of 50 steps on :func:`tiny_collapse`."""
+    return engine.exact_collapse_run(tiny_collapse(), eta=4.0, n_iterations=50, n_records=5)
+
+
+@functools.cache
+def apmd_run() -> engine.CollapseRun:
+    """An exact APMD run of ten resets of four steps, recorded at every reset."""
+    return resets.exact_apmd_run(
+        tiny_collapse(), beta=0.5, inner_steps=4, eta=4.0, gradient_steps=40, record_steps=np.arange(0, 41, 4)
+    )
+
+
+@functools.cache
+def figure_2a() -> paper_figures.Figure2aData:
+    """Figure 2a's protocol on a gap of 0.1 with two learning rates and two inner-step counts."""
+    return paper_figures.figure_2a_data(gap=0.1, etas=(1.0, 4.0), rate_sweep_steps=(20, 5), inner_steps_grid=(1, 2),
+                                        max_steps=100_000, n_records=5)
+
+
+@functools.cache
+def figure_1() -> paper_figures.Figure1Data:
+    """Figure 1's three regimes on a gap of 0.1."""
+    return paper_figures.figure_1_data(gap=0.1, max_steps=100_000, n_records=5)
+
+
+def squared_method() -> sweeps.Method:
+    """A tiny KimiPO method."""
+    hyperparameters = {"beta": 1.0, "n_iterations": 2, "batch_size": 2, "inner_steps": 2, "extra_responses": 2}
+    return sweeps.Method("KimiPO", "kimipo", hyperparameters, etas=(0.5,))
+
+
+@functools.cache
+def head_to_head_result() -> head_to_head.HeadToHead:
+    """PPO-NoClip (resets) and REINFORCE (fixed reference) on the shared instance, one seed."""
+    methods = (method("ppo_noclip"), method())
+    return head_to_head.head_to_head([instance()], [5.0], methods, eps=0.1, seeds=(0,), progress=False)
+
+
+@functools.cache
+def tuning_map() -> tuning.TuningMap:
+    """An inner-steps map of one beta and two inner-step counts, one seed."""
+    return tuning.inner_steps_map(instance(), betas=(1.0,), inner_steps=(1, 2), batch_size=4, n_iterations=2,
+                                  n_seeds=1, progress=False)
+
+
+@functools.cache
+def ppo_run_with_ratios() -> tuple[covpo.Trajectory, object]:
+    """A PPO-NoClip run on the shared instance and the importance ratios of its inner steps."""
+    recorder = RatioRecorder()
+    run = covpo.run("ppo_noclip", instance(), rng=rng(), on_inner_step=recorder, **RUNS["ppo_noclip"])
+    return run, recorder.finish()
+
+
+@functools.cache
+def ratio_spread() -> ppo_ratios.RatioSpread:
+    """The ratio spread of :func:`ppo_run_with_ratios`."""
+    run, ratios = ppo_run_with_ratios()
+    return ppo_ratios.ratio_spread(instance(), run, ratios)
+
+
+@functools.cache
+def ratio_bounds() -> ppo_ratios.RatioBoundsTable:
+    """Ratio bounds at one beta."""
+    return ppo_ratios.ratio_bounds_by_beta(instance(), (1.0,), eta_beta=2.0, inner_steps=2, batch_size=4,
+                                                horizon=2.0, seed=0)
+
+
+@functools.cache
+def curvature_scan() -> squared_curvature.CurvatureScan:
+    """Three points of the squared losses' curvature around :func:`theta`."""
+    return squared_curvature.curvature_scan(instance(), theta(), 1.0, 2, radius=0.5, n_points=3, rng=rng())
+
+
+@functools.cache
+def kimi_run() -> covpo.Trajectory:
+    """A KimiPO run on the shared instance."""
+    return covpo.run("kimipo", instance(), rng=rng(), **RUNS["kimipo"])
+
+
+@functools.cache
+def mse_path() -> squared_mse.MSEPath:
+    """The regression error along :func:`kimi_run`."""
+    return squared_mse.mse_path(instance(), kimi_run())
+
+
+@functools.cache
+def reinforce_run() -> covpo.Trajectory:
+    """A sampled REINFORCE run on the shared instance."""
+    return covpo.run("reinforce", instance(), rng=rng(), **RUNS["reinforce"])
+
+
+def nonlinear_settings() -> nonlinear.ExperimentSettings:
+    """Every method of the network laboratory at a few steps."""
+    return nonlinear.ExperimentSettings(
+        reinforce_eta=4.0, reinforce_steps=3, beta=1.0, apmd_eta=2.0, apmd_steps=4, few_inner_steps=1,
+        many_inner_steps=2, sampled_eta=4.0, sampled_steps=3, sampled_batch=4, ppo_iterations=2, ppo_batch=4,
+        ppo_inner_steps=2, ppo_eta=2.0, record_every=1,
+    )
+
+
+@functools.cache
+def sequence_batch() -> sequences.SequenceBatch:
+    """Two groups of two sequences from the base policy of :func:`tiny_sequences`."""
+    bandit = tiny_sequences()
+    return sequences.draw_sequence_batch(bandit, bandit.base_theta, 2, 2, rng())
+
+
+def sampled_baseline_arguments() -> dict[str, object]:
+    """A Monte Carlo estimate of the normalizer baseline's moments at a group of two, from few samples."""
+    return {"instance": instance(), "log_reference": base_table(), "beta": 1.0, "group_size": 2, "rng": rng(),
+            "n_samples": 50, "max_outcomes": 1000}
+
+
 #: Hyperparameters of one tiny run per registered algorithm.
 RUNS: Mapping[str, dict[str, object]] = {
     "reinforce": {"eta": 0.5, "n_iterations": 3, "batch_size": 4},
@@ -207,36 +363,60 @@ KIND_BY_NAME: Mapping[str, str] = {
     "n_prompts": "count", "n_responses": "count", "dim": "count", "base_scale": "positive",
     "feature_norm": "positive", "clip_epsilon": "probability", "thresholds": "thresholds", "prompts": "indices",
     "responses": "indices", "std_eps": "nonnegative", "coverage": "positive", "budget": "count",
-    "width": "positive", "seed": "count0", "n_seeds": "count", "response_budget": "count", "margin": "probability",
+    "width": "positive", "seed": "seed", "n_seeds": "count", "response_budget": "count", "margin": "probability",
     "vocab_size": "count", "length": "count", "record_every": "count", "batch": "object", "method": "object",
     "network": "object", "params": "theta", "reference_theta": "theta", "log_coverage": "log_coverage",
     "coverages": "grid", "betas": "grid", "etas": "grid", "widths": "grid", "group_sizes": "count_grid",
-    "batch_sizes": "count_grid", "ns": "count_grid", "instances": "object", "methods": "object", "u": "grid",
+    "batch_sizes": "count_grid", "ns": "count_grid", "instances": "instances", "methods": "methods", "u": "grid",
     "v": "grid", "logits": "theta", "t": "count0", "rewards": "rewards", "kept": "mask",
     "eta_beta": "positive", "horizon": "positive", "scales": "real_grid", "n_batches": "count", "radius": "positive",
     "n_points": "count", "group_beta": "positive", "eta_scale": "positive", "steps": "grid", "policy": "object",
     "reference": "option", "ratio": "option", "clip_eps": "probability", "collapse_coverage": "positive",
     "random_coverage": "positive", "family": "option", "size": "option", "inner_steps_grid": "count_grid",
-    "name": "option",
+    "name": "option", "seeds": "seeds", "progress": "flag", "record_each_step": "flag", "scale_by_std": "flag",
+    "centered": "flag", "skip": "flag", "regularized": "flag", "sampler": "flag", "label": "text",
+    "caption": "text", "description": "text", "run": "object", "data": "object", "trajectory": "object",
+    "ratios": "object", "spreads": "object", "tables": "object", "scans": "object", "maps": "object",
+    "results": "object", "result": "object", "path": "object", "task": "object", "config": "object",
+    "apmd_beta": "positive", "weak_beta": "positive", "strong_beta": "positive", "rate_sweep_steps": "count_grid",
+    "inner_steps_factor": "count", "eps_fraction": "probability", "coverage_fraction": "probability",
+    "n_surfaces": "count", "stack_points": "count_grid", "start_step": "count", "rise_decades": "grid",
+    "inverse_gaps": "grid", "gaps": "grid", "collapse_factor": "positive", "smoothness": "positive",
+    "levels": "grid", "radii": "real_grid", "n_directions": "count", "fixed_interval": "thresholds",
+    "n_samples": "count", "max_outcomes": "count",
+    "interval": "thresholds", "costs": "grid", "hyperparameters": "mapping", "comparators": "mapping",
+    "log_base_coverage": "log_coverage", "held_out": "count", "ks": "grid", "n_symbols": "count",
+    "d_model": "count", "n_layers": "count", "n_heads": "count", "repeats": "count", "learning_rate": "positive",
+    "kind": "option", "fixed_budget_factor": "count", "tokens": "indices", "shared_prefix": "count0",
+    "group": "option", "cost": "option", "families": "object", "logit_sensitivity": "theta", "advantage": "theta",
+    "coefficients": "theta", "log_sequence_probs": "theta", "initial_params": "theta", "hidden_scale": "positive",
+    "output_scale": "positive", "function": "callable", "tasks": "object",
 }
 
 
 def kinds(arguments: Mapping[str, object], skip: tuple[str, ...] = (), **overrides: str) -> dict[str, str]:
-    """The kind of every argument in ``arguments`` that :data:`KIND_BY_NAME` or ``overrides`` names."""
-    found = {name: KIND_BY_NAME[name] for name in arguments if name in KIND_BY_NAME and name not in skip}
-    found.update(overrides)
+    """The kind of every argument in ``arguments`` but those in ``skip``, from ``overrides`` or :data:`KIND_BY_NAME`.
+
+    An argument of no known kind that is not skipped is an error, so no argument goes unfuzzed unnoticed.
+    """
+    found = {name: overrides.get(name, KIND_BY_NAME.get(name)) for name in arguments if name not in skip}
+    unknown = sorted(name for name, kind in found.items() if kind is None)
+    if unknown:
+        raise ValueError(f"arguments {unknown} have no kind: add them to KIND_BY_NAME, an override or skip")
     return found
 
 
-def entry(name: str, function: Callable[..., object], arguments: Callable[[], dict[str, object]],
-          skip: tuple[str, ...] = (), infinite_ok: bool = False, **overrides: str) -> EntryPoint:
+def entry(name: str, function: Callable[..., object], arguments: Callable[[], dict[str, object]], /,
+          skip: tuple[str, ...] = (), infinite_ok: bool = False, heavy: bool = False, nan_ok: bool = False,
+          **overrides: str) -> EntryPoint:
     """An :class:`EntryPoint` whose argument kinds come from their names, with ``overrides``."""
     good = arguments()
     target = covpo.ALGORITHMS[good["name"]].function if function is covpo.run else function
     optional = frozenset(
-        parameter.name for parameter in inspect.signature(target).parameters.values() if parameter.default is None
+        parameter.name for parameter in inspect.signature(target).parameters.values()
+        if parameter.default is None or "None" in str(parameter.annotation)
     )
-    return EntryPoint(name, function, arguments, kinds(good, skip, **overrides), infinite_ok, optional)
+    return EntryPoint(name, function, arguments, kinds(good, skip, **overrides), infinite_ok, optional, heavy, nan_ok)
 
 
 def run_entry(algorithm: str) -> EntryPoint:
@@ -264,7 +444,8 @@ def _entries() -> tuple[EntryPoint, ...]:
             "responses": np.array([1, 2, 3, 4]), "beta": 0.5}, beta="nonnegative"),
         entry("mirror_descent.exact_mirror_descent", mirror_descent.exact_mirror_descent,
               lambda: {"instance": instance(), **RUNS["mirror_descent_exact"]}),
-        entry("mirror_descent.apmd", mirror_descent.apmd, lambda: {"instance": instance(), **RUNS["apmd"]}),
+        entry("mirror_descent.apmd", mirror_descent.apmd,
+              lambda: {"instance": instance(), **RUNS["apmd"], "record_each_step": False}),
         entry("mirror_descent.mirror_descent_policy", mirror_descent.mirror_descent_policy,
               lambda: {"instance": instance(), "beta": 1.0, "t": 3}, t="nonnegative"),
         entry("mirror_descent.mirror_descent_bound", mirror_descent.mirror_descent_bound,
@@ -272,13 +453,13 @@ def _entries() -> tuple[EntryPoint, ...]:
         entry("mirror_descent.exact_target_theta", mirror_descent.exact_target_theta,
               lambda: {"instance": instance(), "theta": theta(), "beta": 1.0}),
         entry("ppo_noclip.ppo_noclip", ppo_noclip.ppo_noclip,
-              lambda: {"instance": instance(), "rng": rng(), **RUNS["ppo_noclip"]}),
+              lambda: {"instance": instance(), "rng": rng(), **RUNS["ppo_noclip"], "record_each_step": False}),
         entry("ppo_noclip.ppo_noclip_objective", ppo_noclip.ppo_noclip_objective,
               lambda: {"instance": instance(), "theta": theta(), "batch": batch(), "beta": 1.0}),
         entry("ppo_noclip.ppo_noclip_gradient", ppo_noclip.ppo_noclip_gradient,
               lambda: {"instance": instance(), "theta": theta(), "batch": batch(), "beta": 1.0}),
         entry("ppo_lite.ppo_lite", ppo_lite.ppo_lite,
-              lambda: {"instance": instance(), "rng": rng(), **RUNS["ppo_lite"]}),
+              lambda: {"instance": instance(), "rng": rng(), **RUNS["ppo_lite"], "record_each_step": False}),
         entry("ppo_lite.ppo_lite_objective", ppo_lite.ppo_lite_objective, lambda: {
             "instance": instance(), "theta": theta(), "batch": batch(), "log_reference": base_table(), "beta": 1.0}),
         entry("ppo_lite.ppo_lite_gradient", ppo_lite.ppo_lite_gradient, lambda: {
@@ -286,51 +467,47 @@ def _entries() -> tuple[EntryPoint, ...]:
             "thresholds": (0.5, 2.0)}),
         entry("ppo_lite.clip_width_thresholds", ppo_lite.clip_width_thresholds,
               lambda: {"beta": 1.0, "max_reward": 1.0, "width": 1.0}, max_reward="positive"),
-        entry("grpo.grpo", grpo.grpo, lambda: {"instance": instance(), "rng": rng(), **RUNS["grpo_fixed"]},
+        entry("grpo.grpo", grpo.grpo, lambda: {
+            "instance": instance(), "rng": rng(), **RUNS["grpo_fixed"], "record_each_step": False, "scale_by_std": True},
               beta="nonnegative"),
         entry("grpo.grpo_gradient", grpo.grpo_gradient, lambda: {
             "instance": instance(), "theta": theta(), "batch": grouped_batch(),
             "advantages": grpo.group_advantages(grouped_batch().rewards.reshape(4, 3)),
             "log_reference": base_table(), "beta": 0.1}, advantages="theta", beta="nonnegative"),
         entry("grpo.group_advantages", grpo.group_advantages,
-              lambda: {"rewards": np.array([[0.0, 1.0, 0.5], [1.0, 1.0, 0.0]]), "std_eps": 1e-4}),
-        entry("npg.npg", npg.npg, lambda: {"instance": instance(), "rng": rng(), **RUNS["npg"]}),
+              lambda: {"rewards": np.array([[0.0, 1.0, 0.5], [1.0, 1.0, 0.0]]), "scale_by_std": True, "std_eps": 1e-4}),
+        entry("steps.feature_scale", steps.feature_scale, lambda: {"instance": instance()}),
+        entry("steps.check_step_stability", steps.check_step_stability, lambda: {
+            "algorithm": "PPO-NoClip", "eta": 0.5, "beta": 1.0, "scale": 2.0, "loss": "kimi"},
+              algorithm="text", beta="nonnegative", scale="nonnegative", loss="option"),
+        entry("npg.npg", npg.npg,
+              lambda: {"instance": instance(), "rng": rng(), **RUNS["npg"], "record_each_step": False}),
         entry("npg.npg_step", npg.npg_step, lambda: {"instance": instance(), "theta": theta(), "beta": 1.0}),
         entry("npg.sampled_npg_direction", npg.sampled_npg_direction,
               lambda: {"instance": instance(), "theta": theta(), "rng": rng(), "batch_size": 4, "group_size": 2}),
         entry("mirror_descent.apmd_exact", mirror_descent.apmd_exact,
-              lambda: {"instance": instance(), **RUNS["apmd_exact"]}),
+              lambda: {"instance": instance(), **RUNS["apmd_exact"], "record_each_step": False}),
         entry("grpo.grpo_objective", grpo.grpo_objective, lambda: {
             "instance": instance(), "theta": theta(), "batch": grouped_batch(),
             "advantages": grpo.group_advantages(grouped_batch().rewards.reshape(4, 3)),
             "log_reference": base_table(), "beta": 0.1}, advantages="theta", beta="nonnegative"),
-        entry("kimipo.kimipo", kimipo.kimipo, lambda: {"instance": instance(), "rng": rng(), **RUNS["kimipo"]}),
-        entry("kimipo.kimipo (normalizer baseline)", kimipo.kimipo,
-              lambda: {"instance": instance(), "rng": rng(), "baseline": "normalizer", **RUNS["kimipo_norm"]}),
+        entry("kimipo.kimipo", kimipo.kimipo,
+              lambda: {"instance": instance(), "rng": rng(), **RUNS["kimipo"], "record_each_step": False}),
+        entry("kimipo.kimipo (normalizer baseline)", kimipo.kimipo, lambda: {
+            "instance": instance(), "rng": rng(), "baseline": "normalizer", **RUNS["kimipo_norm"],
+            "record_each_step": False}),
         entry("rebel.rebel_onpolicy", rebel.rebel_onpolicy,
-              lambda: {"instance": instance(), "rng": rng(), **RUNS["rebel_onpolicy"]}),
+              lambda: {"instance": instance(), "rng": rng(), **RUNS["rebel_onpolicy"], "record_each_step": False}),
         entry("npg.fisher_information", npg.fisher_information, lambda: {"instance": instance(), "theta": theta()}),
         entry("npg.npg_direction", npg.npg_direction, lambda: {"instance": instance(), "theta": theta()}),
         entry("rebel.rebel_gradient", rebel.rebel_gradient,
               lambda: {"instance": instance(), "theta": theta(), "batch": paired_batch(), "beta": 1.0}),
-        entry("population.kimi_population_loss", squared.kimi_population_loss, lambda: {
-            "instance": instance(), "theta": theta(), "log_reference": base_table(), "beta": 1.0,
-            "baseline": np.zeros(3)}, baseline="theta"),
         entry("filtered_sft.filtered_sft_log_likelihood", filtered_sft.filtered_sft_log_likelihood, lambda: {
             "instance": instance(), "theta": theta(), "kept": np.eye(3, 5, dtype=bool)}),
         entry("filtered_sft.filtered_sft", filtered_sft.filtered_sft,
               lambda: {"instance": instance(), "rng": rng(), **RUNS["filtered_sft"]}),
         entry("filtered_sft.filtered_sft_gradient", filtered_sft.filtered_sft_gradient, lambda: {
             "instance": instance(), "theta": theta(), "kept": np.eye(3, 5, dtype=bool)}),
-        entry("population.kimi_population_gradient", squared.kimi_population_gradient, lambda: {
-            "instance": instance(), "theta": theta(), "log_reference": base_table(), "beta": 1.0,
-            "baseline": np.zeros(3)}, baseline="theta"),
-        entry("population.rebel_population_loss", squared.rebel_population_loss, lambda: {
-            "instance": instance(), "theta": theta(), "log_reference": base_table(), "beta": 1.0}),
-        entry("population.normalizer_baseline_bias_approximation", squared.normalizer_baseline_bias_approximation,
-              lambda: {"instance": instance(), "log_reference": base_table(), "beta": 1.0, "group_size": 4}),
-        entry("population.mean_baseline_moments", squared.mean_baseline_moments,
-              lambda: {"instance": instance(), "log_reference": base_table(), "extra_responses": 2}),
         # Best-of-N
         entry("best_of_n.best_of_n", best_of_n.best_of_n, lambda: {"instance": instance(), "delta": 0.1}),
         entry("best_of_n.best_of_n_success", best_of_n.best_of_n_success,
@@ -423,64 +600,9 @@ def _entries() -> tuple[EntryPoint, ...]:
             "instance": instance(), "log_probs": log_table(), "log_reference": base_table(),
             "prompts": np.array([0, 1, 1])}),
         entry("trajectory.trajectory_from_arrays", trajectory.trajectory_from_arrays, trajectory_arrays,
-              gradient_steps="grid", reward="theta", log_coverage="theta", kl_to_base="theta", optimal_value="real"),
+              gradient_steps="grid", reward="theta", log_coverage="theta", kl_to_base="theta", optimal_value="real",
+              algorithm="text"),
         entry("policy_classes.SoftmaxLinear", policy_classes.SoftmaxLinear, lambda: {"instance": instance()}),
-        # experiments, at tiny sizes
-        entry("experiments.setting.best_of_n_curves", setting.best_of_n_curves, lambda: {
-            "coverages": np.array([0.1, 0.5]), "ns": np.array([1, 4]), "trials": 10, "rng": rng()}),
-        entry("experiments.setting.coverage_instance", setting.coverage_instance,
-              lambda: {"coverage": 0.2, "n_responses": 4}, coverage="probability"),
-        entry("experiments.mirror_descent.mirror_descent_rate", md_experiments.mirror_descent_rate, lambda: {
-            "instances": [instance()], "betas": (1.0,), "n_iterations": 3, "eps": 0.1}, infinite_ok=True),
-        entry("experiments.sweeps.cost_sweep", sweeps.cost_sweep, lambda: {
-            "instances": [instance()], "coverages": (5.0,), "methods": (method(),), "eps": 0.1, "seed": 0},
-              infinite_ok=True),
-        entry("experiments.sweeps.compare_at_budget", sweeps.compare_at_budget, lambda: {
-            "instance": instance(), "methods": (method("ppo_noclip"),), "response_budget": 16, "seed": 0}),
-        entry("experiments.sweeps.summarize_run", sweeps.summarize_run, lambda: {
-            "method": method(), "instance": instance(), "eta": 0.5, "seed": (0, 1), "eps": 0.1}, seed="object"),
-        entry("experiments.collapse.exact_collapse_run", engine.exact_collapse_run, lambda: {
-            "instance": c(), "eta": 4.0, "n_iterations": 50, "n_records": 5}, instance="collapse"),
-        entry("experiments.collapse.sampled_collapse_run", sampled.sampled_collapse_run, lambda: {
-            "instance": c(), "eta": 4.0, "n_iterations": 10, "batch_size": 4, "rng": rng(), "n_records": 5},
-              instance="collapse"),
-        entry("experiments.collapse.exact_apmd_run", resets.exact_apmd_run, lambda: {
-            "instance": c(), "beta": 0.5, "inner_steps": 4, "eta": 4.0, "gradient_steps": 40, "n_records": 5},
-              instance="collapse", gradient_steps="count"),
-        entry("experiments.collapse.learning_rate_sweep", collapse_sweeps.learning_rate_sweep, lambda: {
-            "instance": c(), "etas": (1.0, 4.0), "n_steps": 20}, instance="collapse"),
-        entry("experiments.collapse.landscape_grid", landscape.landscape_grid, lambda: {
-            "instance": c(), "beta": 0.1, "n_points": 5}, instance="collapse"),
-        entry("experiments.ppo.target_log_ratio_extent", ppo_experiments.target_log_ratio_extent, lambda: {
-            "instance": instance(), "thetas": np.stack([theta(), 0.5 * theta()]), "beta": 1.0}, thetas="theta"),
-        entry("experiments.ppo.estimator_spread", ppo_experiments.estimator_spread, lambda: {
-            "instance": instance(), "beta": 1.0, "scales": (0.5, 1.0), "batch_size": 4, "n_batches": 3, "seed": 0}),
-        entry("experiments.squared_loss.population_baselines", squared_experiments.population_baselines, lambda: {
-            "instance": instance(), "log_reference": base_table(), "beta": 1.0, "group_size": 4}),
-        entry("experiments.squared_loss.two_response_instance", squared_experiments.two_response_instance,
-              lambda: {"optimal_prob": 0.3}),
-        entry("experiments.implications.tuning_prescriptions", tuning.tuning_prescriptions, lambda: {
-            "instance": instance(), "betas": (0.5, 1.0), "n_iterations": 5, "eta_beta": 4.0, "eps": 0.1}),
-        entry("experiments.implications.head_to_head_run", head_to_head.head_to_head_run, lambda: {
-            "method": method(), "instance": instance(), "eta": 0.5, "rng": rng(), "eps": 0.1}),
-        # laboratories
-        entry("labs.sequences.sequence_collapse_instance", sequences.sequence_collapse_instance, lambda: {
-            "gap": 0.1, "vocab_size": 2, "length": 2, "optimal_prob": 0.1, "distractor_prob": 0.2}),
-        entry("labs.sequences.run_on_sequences", sequences.run_on_sequences, lambda: {
-            "name": "ppo_noclip", "instance": tiny_sequences(), "rng": rng(), **RUNS["ppo_noclip"]},
-              instance="sequence_instance"),
-        entry("labs.sequences.sampled_sequence_ppo", sequences.sampled_sequence_ppo, lambda: {
-            "instance": tiny_sequences(), "beta": 1.0, "eta": 0.5, "inner_steps": 2, "n_iterations": 2, "batch_size": 4,
-            "rng": rng(), "group_size": 2}, instance="sequence_instance", rng="object"),
-        entry("labs.sequences.sequence_log_policy", sequences.sequence_log_policy, lambda: {
-            "instance": tiny_sequences(), "theta": tiny_sequences().base_theta.copy()}, instance="sequence_instance"),
-        entry("labs.nonlinear.network_for", nonlinear.network_for, lambda: {"instance": instance(), "width": 4},
-              width="count"),
-        entry("labs.nonlinear.forward", nonlinear.forward, lambda: {
-            "instance": instance(), "network": network(), "params": network_params()}),
-        entry("labs.nonlinear.initial_parameters", nonlinear.initial_parameters, lambda: {
-            "instance": instance(), "network": network(), "rng": rng(), "hidden_scale": 1.0, "output_scale": 0.01},
-              hidden_scale="positive", output_scale="positive"),
         # widget figures, at valid slider values
         entry("plots.setting.best_of_n_explorer_figure", setting_plots.best_of_n_explorer_figure,
               lambda: {"coverage": 0.05, "n": 20, "delta": 0.05}, coverage="probability"),
@@ -496,19 +618,549 @@ def _entries() -> tuple[EntryPoint, ...]:
     return tuple(found)
 
 
+def _study_entries() -> tuple[EntryPoint, ...]:
+    """Every public function and class of :mod:`covpo.experiments` and :mod:`covpo.labs`, at tiny sizes."""
+    c = tiny_collapse
+    seq = tiny_sequences
+    found = [
+        # experiments: the sweep machinery
+        entry("experiments.sweeps.Method", sweeps.Method, lambda: {
+            "label": "REINFORCE", "algorithm": "reinforce", "hyperparameters": {"n_iterations": 3, "batch_size": 4},
+            "etas": (0.5,)}, algorithm="option", etas="grid"),
+        entry("experiments.sweeps.check_methods", sweeps.check_methods, lambda: {"name": "methods", "methods": (method(),)},
+              skip=("name",)),
+        entry("experiments.sweeps.run_unless_diverged", sweeps.run_unless_diverged, lambda: {
+            "method": method(), "instance": instance(), "eta": 0.5, "rng": rng()}),
+        entry("experiments.sweeps.methods_table", sweeps.methods_table, lambda: {"methods": (method(),), "caption": "x"}),
+        entry("experiments.sweeps.fit_coverage_power", sweeps.fit_coverage_power, lambda: {
+            "coverages": np.array([1.0, 2.0, 4.0]), "costs": np.array([10.0, 20.0, 40.0])}),
+        entry("experiments.sweeps.summarize_run", sweeps.summarize_run, lambda: {
+            "method": method(), "instance": instance(), "eta": 0.5, "seed": (0, 1), "eps": 0.1}),
+        entry("experiments.sweeps.cost_sweep", sweeps.cost_sweep, lambda: {
+            "instances": [instance()], "coverages": (5.0,), "methods": (method(),), "eps": 0.1, "seed": 0},
+              infinite_ok=True, coverages="coverage_grid"),
+        entry("experiments.sweeps.compare_at_budget", sweeps.compare_at_budget, lambda: {
+            "instance": instance(), "methods": (method("ppo_noclip"),), "response_budget": 16, "seed": 0}),
+        entry("experiments.sweeps.budget_run", sweeps.budget_run, lambda: {
+            "method": method(), "instance": instance(), "response_budget": 16, "seed": 0}),
+        entry("experiments.sweeps.compare_recipes", sweeps.compare_recipes, lambda: {
+            "instance": instance(), "methods": (method(),), "response_budget": 16, "eps": 0.1, "seeds": (0,)}),
+        entry("experiments.sweeps.random_family_methods", sweeps.random_family_methods, dict),
+        entry("experiments.sweeps.collapse_family_methods", sweeps.collapse_family_methods, dict),
+        entry("experiments.parallel.run_tasks", parallel.run_tasks, lambda: {
+            "function": abs, "tasks": [(1,), (-2,)], "description": "tasks", "progress": False}),
+        # experiments: chapter 1, the setting
+        entry("experiments.setting.best_of_n_curves", setting.best_of_n_curves, lambda: {
+            "coverages": np.array([0.1, 0.5]), "ns": np.array([1, 4]), "trials": 10, "rng": rng()}),
+        entry("experiments.setting.coverage_instance", setting.coverage_instance,
+              lambda: {"coverage": 0.2, "n_responses": 4}, coverage="probability"),
+        # experiments: chapter 2, coverage collapse
+        entry("experiments.collapse.exact_collapse_run", engine.exact_collapse_run, lambda: {
+            "instance": c(), "eta": 4.0, "n_iterations": 50, "n_records": 5, "progress": False}, instance="collapse"),
+        entry("experiments.collapse.run_exact_reinforce", engine.run_exact_reinforce, lambda: {
+            "instance": c(), "eta": 4.0, "n_iterations": 50, "n_records": 5, "progress": False}, instance="collapse"),
+        entry("experiments.collapse.exact_reinforce_many", engine.exact_reinforce_many, lambda: {
+            "instances": [c(), c()], "eta": 4.0, "n_iterations": 50, "progress": False},
+              instances="instances"),
+        entry("experiments.collapse.landscape_grid", landscape.landscape_grid, lambda: {
+            "instance": c(), "beta": 0.1, "n_points": 5}, instance="collapse"),
+        entry("experiments.collapse.simplex_path", landscape.simplex_path, lambda: {"run": collapse_run()}),
+        entry("experiments.collapse.fixed_reference_rate_sweep", paper_figures.fixed_reference_rate_sweep, lambda: {
+            "instance": c(), "betas": (0.05, 0.5), "etas": (1.0, 4.0), "n_steps": (20, 5)},
+              instance="collapse", n_steps="count_grid"),
+        entry("experiments.collapse.figure_2a_data", paper_figures.figure_2a_data, lambda: {
+            "gap": 0.1, "apmd_beta": 0.5, "etas": (1.0, 4.0), "rate_sweep_steps": (20, 5), "inner_steps_grid": (1, 2),
+            "inner_steps_factor": 2, "eps_fraction": 0.5, "margin": 0.5, "coverage_fraction": 0.5,
+            "max_steps": 100_000, "n_records": 5}),
+        entry("experiments.collapse.figure_2bc_data", paper_figures.figure_2bc_data,
+              lambda: {"data": figure_2a(), "n_points": 5}),
+        entry("experiments.collapse.figure_1_data", paper_figures.figure_1_data, lambda: {
+            "gap": 0.1, "strong_beta": 0.5, "inner_steps": 8, "eta": 4.0, "eps_fraction": 0.5, "margin": 0.5,
+            "max_steps": 100_000, "n_records": 5}),
+        entry("experiments.collapse.figure_1a_data", paper_figures.figure_1a_data, lambda: {"data": figure_1()}),
+        entry("experiments.collapse.figure_3_data", paper_figures.figure_3_data, lambda: {
+            "data": figure_2a(), "n_surfaces": 2, "n_points": 5, "stack_points": (3, 5)}),
+        entry("experiments.collapse.slide_profile", phases.slide_profile, lambda: {
+            "instance": c(), "eta": 4.0, "start_step": 1, "n_iterations": 5000, "n_records": 100}, instance="collapse"),
+        entry("experiments.collapse.recovery_profile", phases.recovery_profile, lambda: {
+            "instance": c(), "eta": 4.0, "rise_decades": (0.5, 1.0), "n_iterations": 5000, "n_records": 100},
+              instance="collapse"),
+        entry("experiments.collapse.dense_collapse_run", phases.dense_collapse_run, lambda: {
+            "instance": c(), "eta": 4.0, "n_iterations": 5000, "n_records": 100}, instance="collapse"),
+        entry("experiments.collapse.inner_steps_sweep", reset_sweeps.inner_steps_sweep, lambda: {
+            "instance": c(), "inner_steps": (1, 2), "etas": (4.0,), "beta": 0.5, "max_steps": 200,
+            "coverage_fraction": 0.5, "progress": False}, instance="collapse", inner_steps="count_grid"),
+        entry("experiments.collapse.fit_power", reset_sweeps.fit_power, lambda: {
+            "inverse_gaps": np.array([1.0, 2.0, 3.0]), "steps": np.array([10.0, 40.0, 90.0])}),
+        entry("experiments.collapse.apmd_steps_along_knob", reset_sweeps.apmd_steps_along_knob, lambda: {
+            "gaps": (0.1, 0.2), "beta": 0.5, "inner_steps": 8, "eta": 4.0, "eps_fraction": 0.5, "max_steps": 2000,
+            "n_zero": 10, "progress": False}),
+        entry("experiments.collapse.inner_kl_per_reset", reset_sweeps.inner_kl_per_reset,
+              lambda: {"run": apmd_run(), "beta": 0.5, "inner_steps": 4}),
+        entry("experiments.collapse.inner_accuracy_sweep", reset_sweeps.inner_accuracy_sweep, lambda: {
+            "instance": c(), "inner_steps": (1, 2), "etas": (4.0,), "beta": 0.5, "max_steps": 8,
+            "coverage_fraction": 0.5}, instance="collapse", inner_steps="count_grid"),
+        entry("experiments.collapse.exact_apmd_run", resets.exact_apmd_run, lambda: {
+            "instance": c(), "beta": 0.5, "inner_steps": 4, "eta": 4.0, "gradient_steps": 40, "n_records": 5,
+            "progress": False}, instance="collapse", gradient_steps="count"),
+        entry("experiments.collapse.exact_apmd_many", resets.exact_apmd_many, lambda: {
+            "instances": [c()], "eta": 4.0, "gradient_steps": 40, "beta": 0.5, "inner_steps": 4, "progress": False},
+              gradient_steps="count"),
+        entry("experiments.collapse.mirror_descent_resets_to_eps", resets.mirror_descent_resets_to_eps,
+              lambda: {"instance": c(), "beta": 0.5, "eps": 0.05}, instance="collapse"),
+        entry("experiments.collapse.sampled_collapse_run", sampled.sampled_collapse_run, lambda: {
+            "instance": c(), "eta": 4.0, "n_iterations": 10, "batch_size": 4, "rng": rng(), "n_records": 5,
+            "progress": False}, instance="collapse"),
+        entry("experiments.collapse.sampled_reinforce_over_seeds", sampled.sampled_reinforce_over_seeds, lambda: {
+            "instance": c(), "eta": 4.0, "n_iterations": 10, "batch_size": 4, "n_seeds": 2, "seed": 0, "n_records": 5,
+            "progress": False}, instance="collapse"),
+        entry("experiments.collapse.smooth_step_limit", step_sizes.smooth_step_limit, lambda: {"smoothness": 2.5}),
+        entry("experiments.collapse.learning_rate_grid", step_sizes.learning_rate_grid, lambda: {
+            "gaps": (0.15, 0.18), "etas": (1.0, 4.0), "eps_fraction": 0.5, "max_steps": 500, "collapse_factor": 10.0,
+            "smoothness": 2.5, "n_zero": 10, "progress": False}),
+        entry("experiments.collapse.first_steps", step_sizes.first_steps,
+              lambda: {"instance": c(), "etas": (1.0, 4.0), "n_steps": 3}, instance="collapse"),
+        entry("experiments.collapse.fit_exponential", collapse_sweeps.fit_exponential, lambda: {
+            "inverse_gaps": np.array([1.0, 2.0, 3.0]), "steps": np.array([10.0, 40.0, 90.0])}),
+        entry("experiments.collapse.steps_to_eps_sweep", collapse_sweeps.steps_to_eps_sweep, lambda: {
+            "gaps": (0.1, 0.2), "eta": 4.0, "eps_fraction": 0.5, "max_steps": 500, "regularized": False,
+            "margin": 0.5, "n_zero": 10, "delta": 0.01, "progress": False}, nan_ok=True),
+        entry("experiments.collapse.beta_sweep", collapse_sweeps.beta_sweep, lambda: {
+            "instance": c(), "betas": (0.05, 0.5), "eta": 4.0, "max_steps": 200, "collapse_factor": 10.0,
+            "progress": False}, instance="collapse"),
+        entry("experiments.collapse.beta_escape_map", collapse_sweeps.beta_escape_map, lambda: {
+            "gaps": (0.1, 0.2), "betas": (0.05, 0.5), "eta": 4.0, "max_steps": 200, "n_zero": 10, "progress": False}),
+        entry("experiments.collapse.learning_rate_sweep", collapse_sweeps.learning_rate_sweep, lambda: {
+            "instance": c(), "etas": (1.0, 4.0), "n_steps": 20}, instance="collapse"),
+        # experiments: chapter 3, mirror descent
+        entry("experiments.mirror_descent.mirror_descent_rate", md_experiments.mirror_descent_rate, lambda: {
+            "instances": [instance()], "betas": (1.0,), "n_iterations": 3, "eps": 0.1}, infinite_ok=True),
+        entry("experiments.mirror_descent.comparator_guarantee", md_experiments.comparator_guarantee, lambda: {
+            "instance": c(), "comparators": {"optimal": (1.0, 0.0, 0.0)}, "beta": 0.5, "eta": 4.0, "inner_steps": 2,
+            "n_iterations": 3}, instance="collapse"),
+        # experiments: chapter 4, PPO
+        entry("experiments.ppo.ratios.ratio_spread", ppo_ratios.ratio_spread, lambda: {
+            "instance": instance(), "trajectory": ppo_run_with_ratios()[0], "ratios": ppo_run_with_ratios()[1],
+            "levels": (0.1, 0.5, 0.9)}),
+        entry("experiments.ppo.ratios.ratio_spread_table", ppo_ratios.ratio_spread_table,
+              lambda: {"spreads": [ratio_spread()]}),
+        entry("experiments.ppo.ratios.ratio_bounds_by_beta", ppo_ratios.ratio_bounds_by_beta, lambda: {
+            "instance": instance(), "betas": (1.0,), "eta_beta": 2.0, "inner_steps": 2, "batch_size": 4, "horizon": 2.0,
+            "seed": 0}),
+        entry("experiments.ppo.ratios.ratio_bounds_table", ppo_ratios.ratio_bounds_table,
+              lambda: {"tables": {"instance": ratio_bounds()}}),
+        entry("experiments.ppo.ratios.target_log_ratio_extent", ppo_ratios.target_log_ratio_extent, lambda: {
+            "instance": instance(), "thetas": np.stack([theta(), 0.5 * theta()]), "beta": 1.0}, thetas="theta"),
+        entry("experiments.ppo.clipping.ppo_min_thresholds", ppo_clipping.ppo_min_thresholds, lambda: {"interval": (0.8, 1.2)}),
+        entry("experiments.ppo.clipping.clip_activity_grid", ppo_clipping.clip_activity_grid, lambda: {
+            "instance": instance(), "betas": (1.0,), "widths": (0.5,), "fixed_interval": (0.8, 1.2), "eta_beta": 2.0,
+            "inner_steps": 2, "batch_size": 4, "horizon": 2.0, "seed": 0}),
+        entry("experiments.ppo.estimators.batch_estimates", ppo_estimators.batch_estimates, lambda: {
+            "instance": instance(), "theta": theta(), "log_reference": base_table(), "prompts": np.array([[0, 1], [2, 0]]),
+            "responses": np.array([[1, 2], [3, 4]]), "beta": 1.0, "thresholds": (0.5, 2.0)}),
+        entry("experiments.ppo.estimators.estimator_spread", ppo_estimators.estimator_spread, lambda: {
+            "instance": instance(), "beta": 1.0, "scales": (0.5, 1.0), "batch_size": 4, "n_batches": 3, "seed": 0}),
+        entry("experiments.ppo.practice.practice_recipes", ppo_practice.practice_recipes, lambda: {"eta": 16.0}),
+        entry("experiments.ppo.practice.reverse_kl_optimum", ppo_practice.reverse_kl_optimum, lambda: {
+            "instance": instance(), "log_reference": base_table(), "beta": 1.0}),
+        entry("experiments.ppo.concavity.regularized_hessian", ppo_concavity.regularized_hessian, lambda: {
+            "instance": instance(), "theta": theta(), "log_reference": base_table(), "beta": 1.0}),
+        entry("experiments.ppo.concavity.landscape", ppo_concavity.landscape, lambda: {
+            "instance": instance(), "beta": 1.0, "radii": (0.0, 0.5), "n_directions": 2, "seed": 0}),
+        entry("experiments.ppo.concavity.inner_loop_curvature", ppo_concavity.inner_loop_curvature, lambda: {
+            "instance": instance(), "beta": 1.0, "eta": 0.5, "n_iterations": 2, "batch_size": 4, "inner_steps": 2,
+            "seed": 0}),
+        entry("experiments.ppo.clipping.clipping_benefit", ppo_clipping.clipping_benefit, lambda: {
+            "instance": instance(), "beta": 1.0, "widths": (0.5,), "eta": 0.5, "batch_size": 4, "inner_steps": 2,
+            "n_iterations": 2, "eps": 0.1, "seeds": (0,)}),
+        # experiments: chapter 5, squared losses
+        entry("experiments.population.kimi_population_loss", squared.kimi_population_loss, lambda: {
+            "instance": instance(), "theta": theta(), "log_reference": base_table(), "beta": 1.0,
+            "baseline": np.zeros(3)}, baseline="theta"),
+        entry("experiments.population.kimi_population_gradient", squared.kimi_population_gradient, lambda: {
+            "instance": instance(), "theta": theta(), "log_reference": base_table(), "beta": 1.0,
+            "baseline": np.zeros(3)}, baseline="theta"),
+        entry("experiments.population.rebel_population_loss", squared.rebel_population_loss, lambda: {
+            "instance": instance(), "theta": theta(), "log_reference": base_table(), "beta": 1.0}),
+        entry("experiments.population.normalizer_baseline_bias_approximation", squared.normalizer_baseline_bias_approximation,
+              lambda: {"instance": instance(), "log_reference": base_table(), "beta": 1.0, "group_size": 4}),
+        entry("experiments.population.mean_baseline_moments", squared.mean_baseline_moments,
+              lambda: {"instance": instance(), "log_reference": base_table(), "extra_responses": 2}),
+        entry("experiments.population.normalizer", squared.normalizer,
+              lambda: {"instance": instance(), "log_reference": base_table(), "beta": 1.0}),
+        entry("experiments.population.normalizer_baseline_moments", squared.normalizer_baseline_moments, sampled_baseline_arguments),
+        entry("experiments.population.mean_baseline_bias", squared.mean_baseline_bias,
+              lambda: {"instance": instance(), "log_reference": base_table(), "beta": 1.0}),
+        entry("experiments.population.mean_baseline_bias_approximation", squared.mean_baseline_bias_approximation,
+              lambda: {"instance": instance(), "log_reference": base_table(), "beta": 1.0}),
+        entry("experiments.population.normalizer_baseline_bias", squared.normalizer_baseline_bias, sampled_baseline_arguments),
+        entry("experiments.population.kimi_population_hessian", squared.kimi_population_hessian, lambda: {
+            "instance": instance(), "theta": theta(), "log_reference": base_table(), "beta": 1.0,
+            "baseline": np.zeros(3)}, baseline="theta"),
+        entry("experiments.population.rebel_population_gradient", squared.rebel_population_gradient, lambda: {
+            "instance": instance(), "theta": theta(), "log_reference": base_table(), "beta": 1.0}),
+        entry("experiments.population.reference_fisher", squared.reference_fisher,
+              lambda: {"instance": instance(), "log_reference": base_table()}),
+        entry("experiments.population.rebel_population_hessian", squared.rebel_population_hessian,
+              lambda: {"instance": instance(), "log_reference": base_table(), "beta": 1.0}),
+        entry("experiments.population.rebel_population_minimizer", squared.rebel_population_minimizer,
+              lambda: {"instance": instance(), "reference_theta": theta(), "beta": 1.0}),
+        entry("experiments.population.kimi_population_minimizer", squared.kimi_population_minimizer, lambda: {
+            "instance": instance(), "reference_theta": theta(), "beta": 1.0, "baseline": np.zeros(3)},
+              baseline="theta"),
+        entry("experiments.population.minimizer_check", squared.minimizer_check,
+              lambda: {"instance": instance(), "reference_theta": theta(), "beta": 1.0}),
+        entry("experiments.population.regression_mse", squared.regression_mse, lambda: {
+            "instance": instance(), "log_reference": base_table(), "log_probs": log_table(), "beta": 1.0,
+            "centered": True}),
+        entry("experiments.population.mse_coverage_bound", squared.mse_coverage_bound, lambda: {
+            "instance": instance(), "log_reference": base_table(), "log_probs": log_table(), "beta": 1.0}),
+        entry("experiments.squared_loss.baselines.baseline_bias_sweep", squared_baselines.baseline_bias_sweep, lambda: {
+            "instance": instance(), "reference_theta": theta(), "betas": (1.0,), "group_sizes": (2,), "group_beta": 1.0}),
+        entry("experiments.squared_loss.curvature.two_response_instance", squared_curvature.two_response_instance,
+              lambda: {"optimal_prob": 0.3}),
+        entry("experiments.squared_loss.curvature.population_baselines", squared_curvature.population_baselines, lambda: {
+            "instance": instance(), "log_reference": base_table(), "beta": 1.0, "group_size": 4}),
+        entry("experiments.squared_loss.curvature.curvature_table", squared_curvature.curvature_table,
+              lambda: {"scans": {"instance": curvature_scan()}}),
+        entry("experiments.squared_loss.curvature.curvature_scan", squared_curvature.curvature_scan, lambda: {
+            "instance": instance(), "reference_theta": theta(), "beta": 1.0, "group_size": 2, "radius": 0.5,
+            "n_points": 3, "rng": rng()}),
+        entry("experiments.squared_loss.curvature.loss_slice", squared_curvature.loss_slice, lambda: {
+            "instance": instance(), "reference_theta": theta(), "beta": 1.0, "group_size": 2, "steps": (-0.5, 0.5)},
+              steps="real_grid"),
+        entry("experiments.squared_loss.table_1.table_1", squared_table_1.table_1, lambda: {
+            "instance": instance(), "eps": (0.1,), "betas": (1.0,), "group_sizes": (2,), "batch_size": 4,
+            "inner_steps": 2, "eta_scale": 1.0, "n_iterations": 2, "seed": 0}, eps="grid", nan_ok=True),
+        entry("experiments.squared_loss.mse.mse_path", squared_mse.mse_path,
+              lambda: {"instance": instance(), "trajectory": kimi_run()}),
+        entry("experiments.squared_loss.mse.rebel_objective_check", squared_mse.rebel_objective_check, lambda: {
+            "instance": instance(), "path": mse_path(), "batch_size": 4, "n_batches": 2, "rng": rng()}),
+        entry("experiments.squared_loss.batch_size.squared_loss_methods", squared_batch_size.squared_loss_methods,
+              lambda: {"family": "random"}),
+        entry("experiments.squared_loss.batch_size.batch_size_study", squared_batch_size.batch_size_study, lambda: {
+            "instance": instance(), "methods": (squared_method(),), "batch_sizes": (4,), "eps": 0.1, "seeds": (0,)}),
+        # experiments: chapter 6, implications
+        entry("experiments.implications.is_test_time", head_to_head.is_test_time, lambda: {"method": method()}),
+        entry("experiments.implications.is_exact", head_to_head.is_exact, lambda: {"method": method()}),
+        entry("experiments.implications.is_deterministic", head_to_head.is_deterministic, lambda: {"method": method()}),
+        entry("experiments.implications.head_to_head_run", head_to_head.head_to_head_run, lambda: {
+            "method": method(), "instance": instance(), "eta": 0.5, "rng": rng(), "eps": 0.1}),
+        entry("experiments.implications.outcome_of", head_to_head.outcome_of, lambda: {
+            "trajectory": reinforce_run(), "log_base_coverage": policies.log_coverage(instance(), base_table()),
+            "eps": 0.1}),
+        entry("experiments.implications.run_task", head_to_head.run_task, lambda: {
+            "method": method(), "instance": instance(), "eta": 0.5, "eps": 0.1, "seed": (0, 1)}, seed="seeds"),
+        entry("experiments.implications.head_to_head", head_to_head.head_to_head, lambda: {
+            "instances": [instance()], "coverages": (5.0,), "methods": (method(),), "eps": 0.1, "seeds": (0,),
+            "label": "tiny", "progress": False}, coverages="coverage_grid"),
+        entry("experiments.implications.default_suite", head_to_head.default_suite, lambda: {"size": "book"}),
+        entry("experiments.implications.default_methods", head_to_head.default_methods,
+              lambda: {"family": "collapse"}),
+        entry("experiments.implications.default_head_to_head", head_to_head.default_head_to_head, lambda: {
+            "size": "book", "seeds": (1,), "progress": False}, heavy=True),
+        entry("experiments.implications.fixed_reference_gap", head_to_head.fixed_reference_gap,
+              lambda: {"instances": [instance()], "beta": 1.0}),
+        entry("experiments.implications.noise_methods", noise.noise_methods, dict),
+        entry("experiments.implications.coverage_depth", noise.coverage_depth,
+              lambda: {"instance": instance(), "trajectory": reinforce_run()}),
+        entry("experiments.implications.exact_counterpart", noise.exact_counterpart,
+              lambda: {"method": method(), "instance": instance()}),
+        entry("experiments.implications.sampled_noise_run", noise.sampled_noise_run, lambda: {
+            "method": method(), "instance": instance(), "eps": 0.1, "seed": (0, 1)}, seed="seeds", infinite_ok=True),
+        entry("experiments.implications.exact_noise_run", noise.exact_noise_run,
+              lambda: {"method": method(), "instance": instance(), "eps": 0.1}),
+        entry("experiments.implications.noise_study", noise.noise_study, lambda: {
+            "coverages": (40.0,), "methods": (method(),), "response_budget": 16, "n_seeds": 2, "eps": 0.1, "seed": 0,
+            "collapse_decades": 1.0, "progress": False}, collapse_decades="positive", coverages="coverage_grid"),
+        entry("experiments.implications.method_group", paper_units.method_group, lambda: {"method": method()}),
+        entry("experiments.implications.group_best", paper_units.group_best, lambda: {
+            "result": head_to_head_result(), "instance": 0, "group": "resets", "cost": "responses"}, instance="index"),
+        entry("experiments.implications.units_comparison", paper_units.units_comparison, lambda: {
+            "results": [head_to_head_result()], "families": ["collapse"], "gaps": [None]}, gaps="object"),
+        entry("experiments.implications.hardness_parts", paper_units.hardness_parts,
+              lambda: {"gaps": (0.4,), "coverage": 40.0}),
+        entry("experiments.implications.hardness_methods", paper_units.hardness_methods,
+              lambda: {"fixed_budget_factor": 1}),
+        entry("experiments.implications.hardness_head_to_head", paper_units.hardness_head_to_head, lambda: {
+            "gaps": (0.4,), "seeds": (1,), "fixed_budget_factor": 1, "progress": False}, heavy=True),
+        entry("experiments.implications.mirror_descent_time_to_eps", tuning.mirror_descent_time_to_eps,
+              lambda: {"instance": instance(), "eps": 0.1}),
+        entry("experiments.implications.tuning_prescriptions", tuning.tuning_prescriptions, lambda: {
+            "instance": instance(), "betas": (0.5, 1.0), "n_iterations": 5, "eta_beta": 4.0, "eps": 0.1}),
+        entry("experiments.implications.tuning_summary_table", tuning.tuning_summary_table,
+              lambda: {"maps": [tuning_map()]}),
+        entry("experiments.implications.tuning_run", tuning.tuning_run, lambda: {
+            "instance": instance(), "algorithm": "ppo_noclip", "beta": 1.0, "inner_steps": 2, "width": None,
+            "batch_size": 4, "n_iterations": 2, "eta_beta": 2.0, "eps": 0.1, "seed": (0, 1)},
+              algorithm="option", seed="seeds", infinite_ok=True),
+        entry("experiments.implications.inner_steps_map", tuning.inner_steps_map, lambda: {
+            "instance": instance(), "betas": (1.0,), "inner_steps": (1, 2), "algorithm": "ppo_noclip", "batch_size": 4,
+            "n_iterations": 2, "eta_beta": 2.0, "eps": 0.1, "n_seeds": 1, "seed": 0, "progress": False},
+              inner_steps="count_grid", algorithm="option", infinite_ok=True),
+        entry("experiments.implications.clip_width_map", tuning.clip_width_map, lambda: {
+            "instance": instance(), "betas": (1.0,), "widths": (0.5,), "inner_steps": 2, "batch_size": 4,
+            "n_iterations": 2, "eta_beta": 2.0, "eps": 0.1, "n_seeds": 1, "seed": 0, "progress": False},
+              infinite_ok=True),
+        entry("experiments.implications.book_tuning_instance", tuning.book_tuning_instance, lambda: {"coverage": 40.0}),
+        # laboratories: token sequences
+        entry("labs.sequences.sequence_collapse_instance", sequences.sequence_collapse_instance, lambda: {
+            "gap": 0.1, "vocab_size": 2, "length": 2, "shared_prefix": 1, "optimal_prob": 0.1, "distractor_prob": 0.2,
+            "n_prompts": 2, "rng": 0}, rng="rng_or_seed"),
+        entry("labs.sequences.run_on_sequences", sequences.run_on_sequences, lambda: {
+            "name": "ppo_noclip", "instance": seq(), "rng": rng(), **RUNS["ppo_noclip"]}, instance="sequence_instance"),
+        entry("labs.sequences.sequence_experiment", sequences.sequence_experiment, lambda: {
+            "gap": 0.1, "vocab_size": 2, "length": 2, "eta": 4.0, "beta": 0.5, "inner_steps": 2, "reinforce_steps": 20,
+            "apmd_iterations": 2, "ratio_lengths": (2,), "seed": 0}, heavy=True, ratio_lengths="count_grid",
+              reinforce_steps="count", apmd_iterations="count"),
+        entry("labs.sequences.enumerate_sequences", sequences.enumerate_sequences,
+              lambda: {"vocab_size": 2, "length": 2}),
+        entry("labs.sequences.level_offsets", sequences.level_offsets, lambda: {"vocab_size": 2, "length": 2}),
+        entry("labs.sequences.prefix_indices", sequences.prefix_indices, lambda: {"vocab_size": 2, "length": 2}),
+        entry("labs.sequences.sequence_index", sequences.sequence_index,
+              lambda: {"tokens": np.array([[0, 1], [1, 1]]), "vocab_size": 2}),
+        entry("labs.sequences.SequenceInstance", sequences.SequenceInstance, lambda: {
+            "vocab_size": 2, "length": 2, "prompt_probs": np.array([1.0]), "rewards": np.array([[1.0, 0.9, 0.0, 0.0]]),
+            "base_theta": np.zeros((1, 3, 2))}, prompt_probs="probs", base_theta="theta"),
+        entry("labs.sequences.autoregressive_logits", sequences.autoregressive_logits, lambda: {
+            "vocab_size": 2, "length": 2, "log_sequence_probs": np.log(np.full((1, 4), 0.25))}),
+        entry("labs.sequences.as_generator", sequences.as_generator, lambda: {"rng": 0}, rng="rng_or_seed"),
+        entry("labs.sequences.next_token_log_probs", sequences.next_token_log_probs,
+              lambda: {"instance": seq(), "theta": seq().base_theta.copy()}, instance="sequence_instance"),
+        entry("labs.sequences.token_log_probs", sequences.token_log_probs,
+              lambda: {"instance": seq(), "theta": seq().base_theta.copy()}, instance="sequence_instance"),
+        entry("labs.sequences.sequence_log_policy", sequences.sequence_log_policy, lambda: {
+            "instance": seq(), "theta": seq().base_theta.copy()}, instance="sequence_instance"),
+        entry("labs.sequences.base_sequence_log_policy", sequences.base_sequence_log_policy,
+              lambda: {"instance": seq()}, instance="sequence_instance"),
+        entry("labs.sequences.expected_reward", sequences.expected_reward, lambda: {
+            "instance": seq(), "log_probs": sequences.base_sequence_log_policy(seq())}, instance="sequence_instance"),
+        entry("labs.sequences.log_coverage", sequences.log_coverage, lambda: {
+            "instance": seq(), "log_probs": sequences.base_sequence_log_policy(seq())}, instance="sequence_instance"),
+        entry("labs.sequences.expected_kl", sequences.expected_kl, lambda: {
+            "instance": seq(), "log_p": sequences.base_sequence_log_policy(seq()),
+            "log_q": sequences.base_sequence_log_policy(seq())}, instance="sequence_instance"),
+        entry("labs.sequences.regularized_objective", sequences.regularized_objective, lambda: {
+            "instance": seq(), "theta": seq().base_theta.copy(), "log_reference": sequences.base_sequence_log_policy(seq()),
+            "beta": 0.5}, instance="sequence_instance"),
+        entry("labs.sequences.token_score_sum", sequences.token_score_sum, lambda: {
+            "instance": seq(), "theta": seq().base_theta.copy(), "coefficients": np.ones((1, 4))},
+              instance="sequence_instance"),
+        entry("labs.sequences.reward_gradient", sequences.reward_gradient,
+              lambda: {"instance": seq(), "theta": seq().base_theta.copy()}, instance="sequence_instance"),
+        entry("labs.sequences.regularized_gradient", sequences.regularized_gradient, lambda: {
+            "instance": seq(), "theta": seq().base_theta.copy(), "log_reference": sequences.base_sequence_log_policy(seq()),
+            "beta": 0.5}, instance="sequence_instance"),
+        entry("labs.sequences.bandit_view", sequences.bandit_view, lambda: {"instance": seq()},
+              instance="sequence_instance"),
+        entry("labs.sequences.TokenPolicy", sequences.TokenPolicy, lambda: {"instance": seq()},
+              instance="sequence_instance"),
+        entry("labs.sequences.sample_sequences", sequences.sample_sequences, lambda: {
+            "instance": seq(), "log_probs": sequences.base_sequence_log_policy(seq()), "rng": rng(), "batch_size": 3,
+            "group_size": 2}, instance="sequence_instance"),
+        entry("labs.sequences.batch_token_log_probs", sequences.batch_token_log_probs, lambda: {
+            "instance": seq(), "theta": seq().base_theta.copy(), "prompts": np.array([[0, 0]]),
+            "sequences": np.array([[1, 3]])}, instance="sequence_instance", sequences="indices"),
+        entry("labs.sequences.draw_sequence_batch", sequences.draw_sequence_batch, lambda: {
+            "instance": seq(), "theta": seq().base_theta.copy(), "batch_size": 2, "group_size": 2, "rng": rng()},
+              instance="sequence_instance"),
+        entry("labs.sequences.surrogate_parts", sequences.surrogate_parts, lambda: {
+            "instance": seq(), "theta": seq().base_theta.copy(), "batch": sequence_batch(), "beta": 0.5,
+            "ratio": "token", "clip_epsilon": 0.2}, instance="sequence_instance"),
+        entry("labs.sequences.ppo_surrogate", sequences.ppo_surrogate, lambda: {
+            "instance": seq(), "theta": seq().base_theta.copy(), "batch": sequence_batch(), "beta": 0.5,
+            "ratio": "sequence"}, instance="sequence_instance"),
+        entry("labs.sequences.sampled_sequence_ppo", sequences.sampled_sequence_ppo, lambda: {
+            "instance": seq(), "beta": 1.0, "eta": 0.5, "inner_steps": 2, "n_iterations": 2, "batch_size": 4,
+            "rng": rng(), "group_size": 2, "record_each_step": False}, instance="sequence_instance"),
+        # laboratories: two-layer networks
+        entry("labs.nonlinear.ExperimentSettings", nonlinear.ExperimentSettings, lambda: dataclasses.asdict(
+            nonlinear_settings()), reinforce_eta="positive", reinforce_steps="count", apmd_eta="positive",
+              apmd_steps="count", few_inner_steps="count", many_inner_steps="count", sampled_eta="positive",
+              sampled_steps="count", sampled_batch="count", ppo_iterations="count", ppo_batch="count",
+              ppo_inner_steps="count", ppo_eta="positive", smaller_eta_factor="positive"),
+        entry("labs.nonlinear.nonlinear_experiment", nonlinear.nonlinear_experiment, lambda: {
+            "collapse_coverage": 40.0, "random_coverage": 20.0, "width": 2, "eps": 0.05, "seeds": (0,),
+            "collapse_settings": nonlinear_settings(), "random_settings": nonlinear_settings()},
+              width="count", eps="nonnegative", collapse_settings="object", random_settings="object", nan_ok=True),
+        entry("labs.nonlinear.TwoLayerNetwork", nonlinear.TwoLayerNetwork, lambda: {"dim": 4, "width": 3, "skip": False},
+              width="count"),
+        entry("labs.nonlinear.network_for", nonlinear.network_for,
+              lambda: {"instance": instance(), "width": 4, "skip": True}, width="count"),
+        entry("labs.nonlinear.feature_matrix", nonlinear.feature_matrix, lambda: {"instance": instance()}),
+        entry("labs.nonlinear.forward", nonlinear.forward, lambda: {
+            "instance": instance(), "network": network(), "params": network_params()}),
+        entry("labs.nonlinear.logit_backprop", nonlinear.logit_backprop, lambda: {
+            "instance": instance(), "network": network(), "params": network_params(),
+            "logit_sensitivity": np.ones((3, 5))}),
+        entry("labs.nonlinear.population_sensitivity", nonlinear.population_sensitivity, lambda: {
+            "instance": instance(), "log_probs": log_table(), "advantage": np.ones((3, 5))}),
+        entry("labs.nonlinear.batch_sensitivity", nonlinear.batch_sensitivity, lambda: {
+            "instance": instance(), "log_probs": log_table(), "prompts": np.array([0, 1]), "responses": np.array([1, 2]),
+            "coefficients": np.array([0.5, -0.5])}),
+        entry("labs.nonlinear.initial_parameters", nonlinear.initial_parameters, lambda: {
+            "instance": instance(), "network": network(), "rng": rng(), "hidden_scale": 1.0, "output_scale": 0.01}),
+        entry("labs.nonlinear.base_fit_kl", nonlinear.base_fit_kl, lambda: {
+            "instance": instance(), "network": network(), "params": network_params()}),
+        entry("labs.nonlinear.NetworkPolicy", nonlinear.NetworkPolicy, lambda: {
+            "instance": instance(), "network": network(), "initial_params": network_params()}),
+    ]
+    return tuple(found) + _transformer_entries()
+
+
+def _transformer_entries() -> tuple[EntryPoint, ...]:
+    """The transformer laboratory's entry points, at a three-symbol alphabet and strings of two (none without JAX).
+
+    Their good arguments are numpy arrays and plain records, never JAX arrays: building one
+    starts JAX's thread pool, which the report's forked calls would deadlock on.
+    """
+    if transformer is None:
+        return ()
+    task = functools.partial(transformer.ReversalTask, n_symbols=3, length=2)
+    config = functools.partial(transformer.ModelConfig, n_symbols=3, length=2, d_model=8, n_layers=1, n_heads=2)
+
+    def prompts() -> np.ndarray:
+        return transformer_task.all_prompts(task())[:4]
+
+    def grpo() -> object:
+        return transformer.Method("GRPO", 1e-3, beta=0.04)
+
+    return (
+        entry("labs.transformer.ReversalTask", transformer.ReversalTask, lambda: {
+            "n_symbols": 3, "length": 2, "gap": 0.1, "easy_correct": 0.2, "easy_near": 0.6, "hard_correct": 0.02,
+            "hard_near": 0.78}, n_symbols="count", easy_correct="nonnegative", easy_near="nonnegative",
+              hard_correct="nonnegative", hard_near="nonnegative"),
+        entry("labs.transformer.all_prompts", transformer_task.all_prompts, lambda: {"task": task()}),
+        entry("labs.transformer.split_prompts", transformer_task.split_prompts,
+              lambda: {"task": task(), "held_out": 2, "rng": rng()}),
+        entry("labs.transformer.correct_answer", transformer.correct_answer,
+              lambda: {"task": task(), "prompts": prompts()}, skip=("prompts",)),
+        entry("labs.transformer.near_miss", transformer.near_miss, lambda: {"task": task(), "prompts": prompts()},
+              skip=("prompts",)),
+        entry("labs.transformer.is_hard", transformer_task.is_hard, lambda: {"task": task(), "prompts": prompts()},
+              skip=("prompts",)),
+        entry("labs.transformer.mixture_weights", transformer_task.mixture_weights,
+              lambda: {"task": task(), "prompts": prompts()}, skip=("prompts",)),
+        entry("labs.transformer.reward", transformer.reward, lambda: {
+            "task": task(), "prompts": prompts(), "answers": transformer.correct_answer(task(), prompts()),
+            "kind": "partial"}, skip=("prompts", "answers")),
+        entry("labs.transformer.reward_table", transformer_task.reward_table, lambda: {
+            "task": task(), "prompts": prompts(), "answers": transformer.correct_answer(task(), prompts())},
+              skip=("prompts", "answers")),
+        entry("labs.transformer.pass_at_k", transformer.pass_at_k, lambda: {
+            "n": 8, "correct": np.array([0, 3, 8]), "ks": np.array([1, 2, 8])}, correct="indices"),
+        entry("labs.transformer.exact_pass_at_k", transformer.exact_pass_at_k,
+              lambda: {"log_coverage": np.array([-1.0, -3.0]), "ks": np.array([1, 4])}),
+        entry("labs.transformer.default_ks", transformer.default_ks, lambda: {"n": 8}),
+        entry("labs.transformer.ModelConfig", transformer.ModelConfig, lambda: dataclasses.asdict(config())),
+        entry("labs.transformer.Method", transformer.Method, lambda: {
+            "name": "GRPO", "learning_rate": 1e-3, "beta": 0.04, "clip_eps": 0.2, "inner_steps": 1, "reset_every": 0,
+            "advantage": "group", "pg_weight": 1.0, "sq_weight": 0.0, "sq_beta": 1.0},
+              name="text", beta="nonnegative", clip_eps="nonnegative", reset_every="count0", advantage="option",
+              pg_weight="nonnegative", sq_weight="nonnegative", sq_beta="positive"),
+        entry("labs.transformer.default_methods", transformer.default_methods, lambda: {
+            "beta": 0.04, "strong_beta": 0.5, "reset_every": 10, "inner_steps": 2, "learning_rate": 2e-3,
+            "squared_learning_rate": 5e-4}, beta="nonnegative", strong_beta="nonnegative", reset_every="count0",
+              squared_learning_rate="positive"),
+        entry("labs.transformer.TrainingSetup", transformer.TrainingSetup, lambda: {
+            "config": config(), "task": task(), "n_steps": 2, "n_prompts": 2, "group_size": 2, "max_inner_steps": 1},
+              max_inner_steps="count"),
+        entry("labs.transformer.stack_constants", transformer_training.stack_constants,
+              lambda: {"methods": [grpo()]}, methods="instances"),
+        entry("labs.transformer.measure_cost", transformer.measure_cost, lambda: {
+            "config": config(), "batch": 16, "repeats": 1, "sampler": False, "seed": 0}, heavy=True, batch="count"),
+        entry("labs.transformer.cost_table", transformer.cost_table, lambda: {
+            "widths": (8,), "lengths": (2,), "batch": 16, "repeats": 1, "sampler": False}, heavy=True,
+              widths="count_grid", lengths="count_grid", batch="count"),
+        entry("labs.transformer.transformer_study", transformer.transformer_study, lambda: {
+            "size": "book", "seed": 0, "config": config(), "task": task(), "methods": (grpo(),)}, heavy=True,
+              methods="instances"),
+    )
+
+
 #: Every public entry point, in the order above.
-ENTRY_POINTS: tuple[EntryPoint, ...] = _entries()
+ENTRY_POINTS: tuple[EntryPoint, ...] = _entries() + _study_entries()
+
+
+#: Results the package builds and hands back (frozen records of a run or a study); a user reads them, never builds them.
+RESULT_RECORDS: tuple[type, ...] = (
+    engine.CollapseRun, engine.ExactRunsSummary, landscape.Landscape, landscape.SimplexPath,
+    squared.BaselineMoments, squared.MinimizerCheck, paper_figures.FixedReferenceRateSweep, paper_figures.Figure2aData, paper_figures.Figure2bcData,
+    paper_figures.Figure1Data, paper_figures.Figure1aData, paper_figures.Figure3Data, phases.SlideProfile,
+    phases.RecoveryProfile, reset_sweeps.InnerStepsSweep, reset_sweeps.PowerFit, reset_sweeps.APMDKnobSweep,
+    reset_sweeps.InnerAccuracySweep, sampled.SeedSweep, step_sizes.ExponentialFits, step_sizes.LearningRateGrid,
+    step_sizes.FirstSteps, collapse_sweeps.ExponentialFit, collapse_sweeps.StepsToEpsSweep, collapse_sweeps.BetaSweep,
+    collapse_sweeps.BetaEscapeMap, collapse_sweeps.LearningRateSweep, head_to_head.RunOutcome, head_to_head.HeadToHead,
+    head_to_head.SuitePart, noise.NoiseStudy, paper_units.GroupCost, paper_units.UnitsRow, paper_units.UnitsComparison,
+    tuning.TuningPrescriptions, tuning.TuningMap, md_experiments.MirrorDescentRate, md_experiments.ComparatorGuarantee,
+    ppo_ratios.RatioSpread, ppo_ratios.RatioBoundsTable, ppo_clipping.ClipActivity,
+    ppo_estimators.EstimatorSpread, ppo_concavity.Landscape, ppo_concavity.InnerLoopCurvature,
+    ppo_clipping.ClippingBenefit, setting.BestOfNCurves, squared_baselines.BaselineBiasSweep,
+    squared_curvature.CurvatureScan, squared_curvature.LossSlice, squared_table_1.Table1,
+    squared_mse.MSEPath, squared_mse.RebelObjectiveCheck, squared_batch_size.BatchSizeStudy,
+    sweeps.CoverageFit, sweeps.CostSweep, sweeps.RunSummary, sweeps.RecipeComparison,
+    nonlinear.NonlinearExperiment, nonlinear.NetworkParameters, nonlinear.ForwardPass,
+    sequence_experiment.SequenceExperiment, sequences.SequenceBatch, sequences.SurrogateParts,
+    sequences.SequenceRatioRecord, sequences.SequencePPORun,
+) + (() if transformer is None else (transformer.TransformerStudy, transformer_training.RunRecord))
+
+#: The transformer laboratory's model functions: JAX code that its compiled loops call with traced arrays.
+JAX_INTERNALS: tuple[str, ...] = (
+    "model.init_params", "model.parameter_count", "model.forward", "model.empty_cache", "model.decode_step",
+    "model.teacher_forcing_inputs", "model.token_log_probs", "model.answer_log_probs", "model.answer_logits",
+    "model.group_answer_logits", "model.group_token_log_probs", "training.policy_loss",
+    "training.held_out_log_probs", "training.pretraining_loss", "training.pretrain", "training.train_runs",
+    "sampling.sample_answers",
+)
+
+#: Every public callable of the experiments and the laboratories that has no entry point, with the reason.
+NOT_FUZZED: Mapping[object, str] = {
+    **{record: "a result record the package builds" for record in RESULT_RECORDS},
+    **({} if transformer is None else {
+        functools.reduce(getattr, name.split("."), transformer): (
+            "JAX internals of the transformer laboratory, traced inside its compiled loops (pretrain's arguments are "
+            "JAX parameters and keys, and building them in the report would deadlock its forked calls)"
+        )
+        for name in JAX_INTERNALS
+    }),
+}
+
+#: The packages whose every public function and class the fuzz suite must cover.
+FUZZED_PACKAGES = ("covpo.experiments", "covpo.labs")
+
+
+def public_callables() -> dict[str, object]:
+    """Every public function and class defined in :data:`FUZZED_PACKAGES`, by qualified name.
+
+    Public means a function (cached or compiled ones included) or a class defined in the module,
+    not imported into it, under a name without a leading underscore; the transformer laboratory
+    is left out where JAX is not installed.
+    """
+    found = {}
+    for package_name in FUZZED_PACKAGES:
+        package = importlib.import_module(package_name)
+        for info in pkgutil.walk_packages(package.__path__, f"{package_name}."):
+            if transformer is None and info.name.startswith("covpo.labs.transformer"):
+                continue
+            module = importlib.import_module(info.name)
+            for name, value in vars(module).items():
+                defined_here = getattr(value, "__module__", None) == module.__name__
+                kind_ok = inspect.isfunction(inspect.unwrap(value)) or inspect.isclass(value)
+                if not name.startswith("_") and defined_here and kind_ok:
+                    found[f"{info.name}.{name}"] = value
+    return found
 
 
 def bad_values(kind: str, good: object) -> list[BadValue]:
     """The bad values that apply to an argument of ``kind`` whose good value is ``good``."""
     text, nothing = BadValue("string", "abc"), BadValue("none", None)
-    if kind in ("count", "count0"):
+    if kind in ("count", "count0", "seed"):
         values = [BadValue("negative", -3), BadValue("nan", math.nan), BadValue("inf", math.inf),
-                  BadValue("huge", 1e308), text, nothing, BadValue("bool", True), BadValue("fractional", 2.5)]
+                  BadValue("huge", 1e308), text, nothing, BadValue("bool", True), BadValue("fractional", 2.5),
+                  BadValue("complex", 3 + 1j)]
         return ([BadValue("zero", 0)] if kind == "count" else []) + values
     if kind in ("positive", "nonnegative", "probability", "real"):
-        values = [BadValue("nan", math.nan), BadValue("inf", math.inf), text, nothing]
+        values = [BadValue("nan", math.nan), BadValue("inf", math.inf), text, nothing, BadValue("complex", 0.5 + 1j)]
         if kind != "real":
             values += [BadValue("negative", -0.5), BadValue("huge", 1e308, clearly_bad=kind == "probability")]
         if kind in ("positive", "probability"):
@@ -516,18 +1168,41 @@ def bad_values(kind: str, good: object) -> list[BadValue]:
         if kind == "probability":
             values.append(BadValue("above_one", 1.5))
         return values
+    if kind == "index":
+        return [BadValue("negative", -1), BadValue("out_of_range", 99), BadValue("fractional", 0.5), text, nothing,
+                BadValue("bool", True)]
+    if kind == "flag":
+        return [BadValue("string", "no"), BadValue("int", 1), BadValue("float", 0.0), nothing, BadValue("complex", 1j)]
+    if kind == "text":
+        return [BadValue("int", 3), nothing, BadValue("bytes", b"label"), BadValue("list", ["label"])]
+    if kind == "seeds":
+        return [BadValue("empty", ()), BadValue("negative_entry", (0, -1)), BadValue("fractional_entry", (0, 2.5)),
+                BadValue("none_entry", (0, None)), BadValue("complex_entry", (0, 1j)), text, nothing,
+                BadValue("int", 3)]
+    if kind in ("methods", "instances"):
+        first = tuple(good)[0]
+        values = [nothing, text, BadValue("empty", ()), BadValue("wrong_entry", (first, "abc")),
+                  BadValue("single", first)]
+        return values + ([BadValue("duplicate_labels", (first, first))] if kind == "methods" else [])
     if kind in ("instance", "collapse", "sequence_instance"):
         wrong = tiny_collapse() if kind == "instance" else instance()
         return [nothing, text, BadValue("wrong_type", wrong)]
     if kind == "rng":
         return [BadValue("int", 0), text] + ([] if good is None else [nothing])
-    if kind == "object":
+    if kind == "rng_or_seed":
+        return [BadValue("negative", -1), BadValue("fractional", 2.5), BadValue("bool", True), text,
+                BadValue("complex", 1j)]
+    if kind in ("object", "callable"):
         return [nothing, text]
+    if kind == "mapping":
+        return [nothing, text, BadValue("list", [1, 2])]
     if kind == "option":
         return [BadValue("unknown", "no-such-option"), nothing, BadValue("int", 0)]
     good_array = np.asarray(good, dtype=float)
     arrays = [text, nothing] + ([] if kind == "indices" else [BadValue("empty", np.array([]))])
-    if kind in ("theta", "log_table", "probs", "rewards", "grid", "count_grid", "real_grid", "log_coverage"):
+    arrays.append(BadValue("complex", good_array + 1j))
+    if kind in ("theta", "log_table", "probs", "rewards", "grid", "count_grid", "coverage_grid", "real_grid",
+                "log_coverage"):
         arrays += [BadValue("nan_entry", _with(good_array, math.nan)),
                    BadValue("inf_entry", _with(good_array, math.inf))]
     if kind in ("theta", "log_table", "probs", "rewards"):
@@ -536,8 +1211,10 @@ def bad_values(kind: str, good: object) -> list[BadValue]:
         arrays += [BadValue("probabilities_for_logs", np.exp(good_array)), BadValue("unnormalized", good_array + 1.0)]
     if kind == "probs":
         arrays += [BadValue("unnormalized", 2.0 * good_array), BadValue("negative_entry", _with(good_array, -0.5))]
-    if kind in ("grid", "count_grid"):
+    if kind in ("grid", "count_grid", "coverage_grid"):
         arrays.append(BadValue("negative_entry", _with(good_array, -1.0)))
+    if kind == "coverage_grid":
+        arrays.append(BadValue("below_one", _with(good_array, 0.5)))
     if kind == "count_grid":
         arrays.append(BadValue("fractional_entry", _with(good_array, 2.5)))
     if kind == "log_coverage":
@@ -568,9 +1245,19 @@ def _with(array: np.ndarray, value: float) -> np.ndarray:
 
 
 def argument_bad_values(point: EntryPoint, argument: str) -> list[BadValue]:
-    """The bad values of ``argument`` of ``point``: those of its kind, less ``None`` where ``None`` is its default."""
+    """The bad values of ``argument`` of ``point``: those of its kind, less ``None`` where ``None`` is its default.
+
+    A heavy entry point gets only the clearly bad values: an extreme but valid one would run it whole.
+    """
     found = bad_values(point.kinds[argument], point.arguments()[argument])
-    return [bad for bad in found if not (bad.label == "none" and argument in point.optional)]
+    return [bad for bad in found
+            if not (bad.label == "none" and argument in point.optional) and (bad.clearly_bad or not point.heavy)]
+
+
+def uncovered_callables() -> list[str]:
+    """The public callables of :data:`FUZZED_PACKAGES` with neither an entry point nor a reason in :data:`NOT_FUZZED`."""
+    covered = {point.function for point in ENTRY_POINTS}
+    return sorted(name for name, value in public_callables().items() if value not in covered and value not in NOT_FUZZED)
 
 
 def cases() -> list[tuple[EntryPoint, str, BadValue]]:
@@ -579,31 +1266,34 @@ def cases() -> list[tuple[EntryPoint, str, BadValue]]:
             for bad in argument_bad_values(point, argument)]
 
 
-def is_finite_result(result: object, infinite_ok: bool = False, depth: int = 0) -> bool:
+def is_finite_result(result: object, infinite_ok: bool = False, nan_ok: bool = False, depth: int = 0) -> bool:
     """Whether every number in ``result`` (arrays, floats, dataclass fields such as a trajectory's) is finite.
 
-    With ``infinite_ok`` only NaN counts as not finite. Figures, strings, ``None`` and booleans
-    count as finite; objects of this package are searched through their attributes, a few levels deep.
+    With ``infinite_ok`` infinities count as finite, with ``nan_ok`` NaN does. Figures, strings,
+    ``None`` and booleans count as finite; objects of this package are searched through their
+    attributes, a few levels deep.
     """
+    def inner(value: object) -> bool:
+        return is_finite_result(value, infinite_ok, nan_ok, depth + 1)
+
     if depth > 4 or result is None or isinstance(result, (str, bytes, bool, np.bool_)):
         return True
     if isinstance(result, np.ndarray) and result.dtype == object:
-        return all(is_finite_result(item, infinite_ok, depth + 1) for item in result.ravel())
+        return all(inner(item) for item in result.ravel())
     if isinstance(result, (int, float, np.number, np.ndarray)):
         values = np.asarray(result)
         if values.dtype.kind not in "fciu":
             return True
-        return bool(not np.any(np.isnan(values)) if infinite_ok else np.all(np.isfinite(values)))
+        allowed = np.isfinite(values) | (infinite_ok & np.isinf(values)) | (nan_ok & np.isnan(values))
+        return bool(np.all(allowed))
     if isinstance(result, Mapping):
-        return all(is_finite_result(value, infinite_ok, depth + 1) for value in result.values())
+        return all(inner(value) for value in result.values())
     if isinstance(result, (list, tuple)):
-        return all(is_finite_result(item, infinite_ok, depth + 1) for item in result)
+        return all(inner(item) for item in result)
     if dataclasses.is_dataclass(result):
-        return all(
-            is_finite_result(getattr(result, item.name), infinite_ok, depth + 1) for item in dataclasses.fields(result)
-        )
+        return all(inner(getattr(result, item.name)) for item in dataclasses.fields(result))
     if type(result).__module__.startswith("covpo") and hasattr(result, "__dict__"):
-        return all(is_finite_result(value, infinite_ok, depth + 1) for value in vars(result).values())
+        return all(inner(value) for value in vars(result).values())
     return True
 
 

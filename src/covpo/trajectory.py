@@ -23,7 +23,7 @@ from covpo.policies import (
     unchecked_log_coverage,
     unchecked_log_policy,
 )
-from covpo.validation import check_count, check_finite_array, check_instance, check_nonnegative
+from covpo.validation import check_count, check_finite_array, check_instance, check_nonnegative, check_real_array
 
 LOG10_E = np.log10(np.e)
 LOG_COVERAGE_TOLERANCE = 1e-8
@@ -98,7 +98,7 @@ class Trajectory:
         if self.thetas is not None:
             checked["thetas"] = check_finite_array("thetas", self.thetas, ndim=2)
         if self.inner_kl is not None:
-            inner_kl = _float_values("inner_kl", self.inner_kl, ndim=1)
+            inner_kl = check_real_array("inner_kl", self.inner_kl, ndim=1)
             if np.any(np.isnan(inner_kl)) or np.any(inner_kl < 0.0):
                 raise ValueError("inner_kl must hold KL divergences >= 0 (no NaN)")
             checked["inner_kl"] = inner_kl
@@ -127,7 +127,7 @@ class Trajectory:
 
     def coverage_loss(self, log_base_coverage: np.ndarray) -> float:
         """The largest fall of any prompt's coverage below ``log_base_coverage`` over the records, in decades (``>= 0``)."""
-        log_base_coverage = _float_values("log_base_coverage", log_base_coverage)
+        log_base_coverage = check_real_array("log_base_coverage", log_base_coverage)
         if np.any(np.isnan(log_base_coverage)) or np.any(log_base_coverage > LOG_COVERAGE_TOLERANCE):
             raise ValueError("log_base_coverage must hold log coverages <= 0 (no NaN)")
         if log_base_coverage.ndim > 1 or log_base_coverage.size not in (1, self.log_coverage.shape[1]):
@@ -209,7 +209,7 @@ class TrajectoryRecorder:
     def record(self, reward: float, log_coverage: np.ndarray, kl_to_base: float) -> None:
         """Keep the current iterate's reward, per-prompt log coverage and KL to the base model."""
         reward = float(check_finite_array("reward", reward, ndim=0))
-        coverage = _check_log_coverage_rows(np.atleast_1d(_float_values("log_coverage", log_coverage))[None, :], 1)[0]
+        coverage = _check_log_coverage_rows(np.atleast_1d(check_real_array("log_coverage", log_coverage))[None, :], 1)[0]
         if self._rows and coverage.shape != self._rows[0][5].shape:
             raise ValueError(
                 f"log_coverage must have one value per prompt like the earlier records ({self._rows[0][5].size}), "
@@ -297,7 +297,7 @@ def trajectory_from_arrays(
     steps = _check_costs("gradient_steps", gradient_steps)
     n_records = steps.shape[0]
     zeros = np.zeros(n_records, dtype=np.int64)
-    coverage = _float_values("log_coverage", log_coverage)
+    coverage = check_real_array("log_coverage", log_coverage)
     if coverage.ndim == 1:
         coverage = coverage[:, None]
     return Trajectory(
@@ -314,22 +314,9 @@ def trajectory_from_arrays(
     )
 
 
-def _float_values(name: str, value: object, ndim: int | None = None) -> np.ndarray:
-    """``value`` as a float array that may hold infinities (checked by the caller), or raise naming ``name``."""
-    if value is None or isinstance(value, (str, bytes)):
-        raise ValueError(f"{name} must be an array of numbers, got {value!r}")
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of numbers, got {value!r}") from None
-    if ndim is not None and array.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {array.shape}")
-    return array
-
-
 def _check_costs(name: str, value: object, n_records: int | None = None) -> np.ndarray:
     """Cumulative costs: a one-dimensional array of non-negative integers, one per record."""
-    array = _float_values(name, value, ndim=1)
+    array = check_real_array(name, value, ndim=1)
     if n_records is not None:
         _check_records(name, array, n_records)
     if not np.all(np.isfinite(array)) or np.any(array != np.round(array)) or np.any(array < 0):
@@ -339,7 +326,7 @@ def _check_costs(name: str, value: object, n_records: int | None = None) -> np.n
 
 def _check_log_coverage_rows(value: object, n_records: int) -> np.ndarray:
     """Log coverages, one row per record and one column per prompt: ``<= 0``, ``-inf`` allowed, NaN not."""
-    coverage = _float_values("log_coverage", value)
+    coverage = check_real_array("log_coverage", value)
     if coverage.ndim != 2 or coverage.shape[0] != n_records or coverage.shape[1] == 0:
         raise ValueError(
             f"log_coverage must have one row of per-prompt values per record ({n_records}, as in gradient_steps), "

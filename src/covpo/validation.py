@@ -43,6 +43,23 @@ def check_positive(name: str, value: float) -> float:
     return number
 
 
+def check_flag(name: str, value: object) -> bool:
+    """Return ``value`` as a bool if it is ``True`` or ``False`` (numpy bools included), else raise.
+
+    Strings, numbers and ``None`` are refused: ``"no"`` would otherwise read as true.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_text(name: str, value: object, allow_empty: bool = False) -> str:
+    """Return ``value`` if it is a string (a non-empty one unless ``allow_empty``), else raise."""
+    if not isinstance(value, str) or not (value or allow_empty):
+        raise ValueError(f"{name} must be a {'' if allow_empty else 'non-empty '}string, got {value!r}")
+    return value
+
+
 def check_generator(name: str, value: object) -> np.random.Generator:
     """Return ``value`` if it is a numpy ``Generator`` (the only source of randomness a run may use), else raise."""
     if not isinstance(value, np.random.Generator):
@@ -87,6 +104,14 @@ def check_positive_grid(name: str, values: object, integers: bool = False) -> np
     return np.array([check_positive(name, value) for value in grid])
 
 
+def check_probability_grid(name: str, values: object) -> np.ndarray:
+    """A non-empty one-dimensional grid of values each strictly between 0 and 1 (reward gaps, coverages)."""
+    grid = check_finite_array(name, values, ndim=1)
+    if grid.size == 0:
+        raise ValueError(f"{name} must hold at least one value")
+    return np.array([check_probability(name, value) for value in grid])
+
+
 def check_probability(name: str, value: float) -> float:
     """Return ``value`` as a float, or raise if it lies outside the open interval (0, 1)."""
     number = _real(name, value, "a number strictly between 0 and 1")
@@ -97,24 +122,43 @@ def check_probability(name: str, value: float) -> float:
 
 def check_finite_array(name: str, value: object, ndim: int | None = None) -> np.ndarray:
     """Return ``value`` as a float array, or raise if it holds NaN or infinity, is not numeric, or has the wrong rank."""
-    array = _float_array(name, value)
-    if ndim is not None and array.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} dimension(s), got {_describe(array)}")
+    array = check_real_array(name, value, ndim)
     if not np.all(np.isfinite(array)):
         bad = array[~np.isfinite(array)].ravel()[0]
         raise ValueError(f"{name} must be finite everywhere, found {bad!r}")
     return array
 
 
-def _float_array(name: str, value: object) -> np.ndarray:
-    """``value`` as a float array, or raise naming ``name`` if it is not numeric (strings, ``None``, ragged lists)."""
-    if value is None or isinstance(value, (str, bytes)):
-        raise ValueError(f"{name} must be an array of numbers, got {value!r}")
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of numbers, got {value!r}") from None
+def check_real_array(name: str, value: object, ndim: int | None = None) -> np.ndarray:
+    """Return ``value`` as a float array, NaN and infinity allowed (for the caller to judge); raise if not real or of the wrong rank."""
+    array = _float_array(name, value)
+    if ndim is not None and array.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got {_describe(array)}")
     return array
+
+
+def _float_array(name: str, value: object) -> np.ndarray:
+    """``value`` as a float array, or raise naming ``name`` if it is not real (strings, ``None``, ragged lists, complex).
+
+    Complex values are refused rather than cut to their real part (which is what a cast to
+    float does, with only numpy's ``ComplexWarning``).
+    """
+    if value is None or isinstance(value, (str, bytes)):
+        raise _not_numbers(name, value)
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):
+        raise _not_numbers(name, value) from None
+    if array.dtype.kind == "c":
+        raise ValueError(f"{name} must hold real numbers, got complex values ({_describe(array)})")
+    try:
+        return array.astype(float, copy=False)
+    except (TypeError, ValueError, OverflowError):
+        raise _not_numbers(name, value) from None
+
+
+def _not_numbers(name: str, value: object) -> ValueError:
+    return ValueError(f"{name} must be an array of numbers, got {value!r}")
 
 
 def check_theta(name: str, value: object, shape: tuple[int, ...]) -> np.ndarray:
@@ -177,6 +221,8 @@ def check_shape(name: str, array: np.ndarray, shape: tuple[int, ...]) -> np.ndar
 def check_distribution(name: str, value: object, axis: int = -1) -> np.ndarray:
     """Return ``value`` as a float array of probabilities summing to one along ``axis``."""
     array = check_finite_array(name, value)
+    if array.ndim == 0:
+        raise ValueError(f"{name} must be an array of probabilities summing to one, got {_describe(array)}")
     if np.any(array < 0.0):
         raise ValueError(f"{name} must be non-negative, found {array[array < 0.0].ravel()[0]!r}")
     totals = array.sum(axis=axis)

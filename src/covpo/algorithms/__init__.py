@@ -135,6 +135,8 @@ class Algorithm:
         return self.function(instance, **self._with_fixed(hyperparameters))
 
     def _with_fixed(self, hyperparameters: Mapping[str, object]) -> dict[str, object]:
+        if not isinstance(hyperparameters, Mapping):
+            raise ValueError(f"hyperparameters must be a mapping of names to values, got {hyperparameters!r}")
         clashes = sorted(set(self.fixed) & set(hyperparameters))
         if clashes:
             raise ValueError(f"{clashes[0]} is fixed by the algorithm name {self.name!r}; do not pass it")

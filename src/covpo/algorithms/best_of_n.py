@@ -20,17 +20,14 @@ from covpo.instances import BanditInstance
 from covpo.policies import base_log_policy, check_bandit, check_policy, expected_reward, sample_responses
 from covpo.policies import log_coverage as policy_log_coverage
 from covpo.trajectory import Trajectory, TrajectoryRecorder
-from covpo.validation import check_count, check_generator, check_probability
+from covpo.validation import MAX_COUNT, check_count, check_generator, check_probability, check_real_array
 
 
 def _numbers(name: str, value: object) -> np.ndarray:
     if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
         raise ValueError(f"{name} must be a number or an array of numbers, got {value!r}")
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{name} must be a number or an array of numbers, got {value!r}") from None
-    if array.dtype == object or array.size == 0:
+    array = check_real_array(name, value)
+    if array.size == 0:
         raise ValueError(f"{name} must be a non-empty number or array of numbers, got {value!r}")
     return array
 
@@ -45,8 +42,9 @@ def _check_log_coverage(log_coverage: np.ndarray | float) -> np.ndarray:
 
 def _check_sizes(n: np.ndarray | int) -> np.ndarray:
     counts = _numbers("n", n)
-    if not np.all(np.isfinite(counts)) or np.any(counts < 1) or np.any(counts != np.round(counts)):
-        raise ValueError(f"n must hold integers >= 1 (finite), got {n!r}")
+    whole = np.all(np.isfinite(counts)) and np.all(counts == np.round(counts))
+    if not whole or np.any(counts < 1) or np.any(counts > MAX_COUNT):
+        raise ValueError(f"n must hold integers >= 1 (finite, at most 2**53), got {n!r}")
     return counts
 
 

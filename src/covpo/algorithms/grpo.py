@@ -44,6 +44,7 @@ from covpo.trajectory import Trajectory
 from covpo.validation import (
     check_count,
     check_finite_array,
+    check_flag,
     check_generator,
     check_nonnegative,
     check_option,
@@ -70,6 +71,7 @@ def group_advantages(rewards: np.ndarray, scale_by_std: bool = False, std_eps: f
     if rewards.shape[1] < 2:
         raise ValueError(f"rewards must hold groups of at least 2 responses (shape (N, G), G >= 2), got shape {rewards.shape}")
     std_eps = check_positive("std_eps", std_eps)
+    scale_by_std = check_flag("scale_by_std", scale_by_std)
     advantages = rewards - rewards.mean(axis=1, keepdims=True)
     if scale_by_std:
         advantages = advantages / (rewards.std(axis=1, ddof=1, keepdims=True) + std_eps)
@@ -266,7 +268,7 @@ def check_grpo(
         "beta": check_positive("beta", beta) if reference == "reset" else check_nonnegative("beta", beta),
         "n_iterations": check_count("n_iterations", n_iterations),
         "reference": reference,
-        "scale_by_std": bool(scale_by_std),
+        "scale_by_std": check_flag("scale_by_std", scale_by_std),
         "batch_size": check_count("batch_size", batch_size),
         "group_size": check_count("group_size", group_size, minimum=2),
         "inner_steps": check_count("inner_steps", inner_steps),

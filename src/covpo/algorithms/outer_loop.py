@@ -29,6 +29,7 @@ from covpo.instances import BanditInstance
 from covpo.objectives import unchecked_kl_to_regularized_optimum
 from covpo.policy_classes import PolicyClass, SoftmaxLinear
 from covpo.trajectory import Trajectory, TrajectoryRecorder
+from covpo.validation import check_flag
 
 
 @dataclass(frozen=True, eq=False)
@@ -205,7 +206,7 @@ class OuterLoop:
         self.instance = instance
         self.policy = SoftmaxLinear(instance) if policy is None else policy
         self.beta = beta
-        self.record_each_step = record_each_step
+        self.record_each_step = check_flag("record_each_step", record_each_step)
         self.on_inner_step = on_inner_step
         self.recorder = TrajectoryRecorder(algorithm, instance.optimal_value, settings)
         self.theta = np.array(self.policy.initial_params, dtype=float)

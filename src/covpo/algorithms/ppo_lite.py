@@ -31,7 +31,7 @@ from covpo.batches import (
 from covpo.instances import BanditInstance
 from covpo.policies import check_bandit, check_policy
 from covpo.trajectory import Trajectory
-from covpo.validation import check_finite_array, check_generator, check_option, check_positive, check_theta
+from covpo.validation import check_finite_array, check_generator, check_option, check_positive, check_real_array, check_theta
 
 KL_ESTIMATES = ("exact", "sampled")
 """The KL computations of :func:`ppo_lite_objective`: exact per sampled prompt, or PPO-NoClip's sampled estimate."""
@@ -80,12 +80,10 @@ def clip_width_thresholds(beta: float, max_reward: float, width: float) -> tuple
 
 def check_clip_thresholds(thresholds: tuple[float, float]) -> tuple[float, float]:
     """``(c_lo, c_hi)`` if ``0 < c_lo < 1 < c_hi`` (both finite), else ``ValueError`` (paper section 3.3)."""
-    if isinstance(thresholds, (str, bytes)):
+    pair = check_real_array("thresholds", thresholds)
+    if pair.shape != (2,):
         raise ValueError(f"thresholds must be a pair (c_lo, c_hi), got {thresholds!r}")
-    try:
-        low, high = (float(value) for value in thresholds)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"thresholds must be a pair (c_lo, c_hi), got {thresholds!r}") from None
+    low, high = float(pair[0]), float(pair[1])
     if not (0.0 < low < 1.0 < high < np.inf):
         raise ValueError(f"thresholds must satisfy 0 < c_lo < 1 < c_hi < inf, got {thresholds!r}")
     return low, high

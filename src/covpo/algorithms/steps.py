@@ -11,11 +11,21 @@ learning rate is far beyond the stable range of its KL term, :func:`finite_resul
 from __future__ import annotations
 
 import warnings
+from typing import NoReturn
+
 import numpy as np
 
 from covpo.instances import BanditInstance
 from covpo.policy_classes import PolicyClass, SoftmaxLinear
-from covpo.validation import check_count, check_positive
+from covpo.validation import (
+    check_count,
+    check_instance,
+    check_nonnegative,
+    check_option,
+    check_positive,
+    check_real_array,
+    check_text,
+)
 
 STABILITY_MARGIN = 100.0
 """How far beyond the stable range ``eta * curvature < 2`` a step must be before :func:`check_step_stability` warns.
@@ -48,6 +58,7 @@ def feature_scale(instance: BanditInstance, policy: PolicyClass | None = None) -
     ``theta``. ``None`` for another policy class (``policy`` not :class:`~covpo.policy_classes.SoftmaxLinear`), whose
     curvature this bound does not cover.
     """
+    check_instance("instance", instance, BanditInstance)
     if policy is not None and not isinstance(policy, SoftmaxLinear):
         return None
     features = instance.features if policy is None else policy.instance.features
@@ -74,15 +85,19 @@ def check_step_stability(
     algorithm
         The algorithm's name, for the message.
     eta, beta
-        The run's learning rate and KL strength, already validated.
+        The run's learning rate, ``> 0``, and KL strength, ``>= 0``.
     scale
-        ``max ||phi||^2`` of the policy class, or ``None``.
+        ``max ||phi||^2`` of the policy class, ``>= 0``, or ``None``.
     loss
         A key of :data:`CURVATURES`.
     """
+    check_text("algorithm", algorithm)
+    loss = check_option("loss", loss, tuple(CURVATURES))
+    eta, beta = check_positive("eta", eta), check_nonnegative("beta", beta)
     if scale is None:
         return
     coefficient, power = CURVATURES[loss]
+    scale = check_nonnegative("scale", scale)
     with np.errstate(over="ignore"):
         curvature = float(coefficient * np.float64(beta) ** power * scale)
     if curvature <= 0.0 or eta * curvature <= 2.0 * STABILITY_MARGIN:
@@ -119,14 +134,28 @@ def ascent_step(theta: np.ndarray, eta: float, direction: np.ndarray, iteration:
     step or two; the error says where (``inner_step`` counts from 1). Descent is
     ``ascent_step(theta, -eta, gradient, ...)`` written as ``theta - eta gradient``.
     """
-    with np.errstate(over="ignore", invalid="ignore"):
-        stepped = theta + eta * direction
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            stepped = theta + eta * direction
+    except (TypeError, ValueError):
+        _reject_step(theta, eta, direction)
     if not np.all(np.isfinite(stepped)):
         raise FloatingPointError(
             f"theta became non-finite at outer iteration {iteration}, inner step {inner_step}; "
             f"eta = {abs(eta)!r} is too large for these importance weights"
         )
     return stepped
+
+
+def _reject_step(theta: object, eta: object, direction: object) -> NoReturn:
+    """Raise the ``ValueError`` naming what made :func:`ascent_step` impossible: not real numbers, or mismatched shapes.
+
+    Called only once the step has failed, so the inner loops pay nothing for it.
+    """
+    theta = check_real_array("theta", theta)
+    check_real_array("eta", eta, ndim=0)
+    direction = check_real_array("direction", direction)
+    raise ValueError(f"direction must have the shape of theta {theta.shape}, got shape {direction.shape}")
 
 
 MAX_BETA = float(np.sqrt(np.finfo(float).max))

@@ -218,7 +218,8 @@ def comparator_guarantee(
         gradient_steps=int(resets[-1]),
         record_steps=resets,
     )
-    log_policies = apmd.class_log_probs
+    # the run also keeps its lowest-coverage step, which falls between two resets when a step overshoots
+    log_policies = apmd.class_log_probs[np.isin(apmd.trajectory.gradient_steps, resets)]
     rewards_by_class = instance.rewards
     shifted = log_policies[:-1] + rewards_by_class / beta
     log_targets = shifted - logsumexp(shifted, axis=1, keepdims=True)
@@ -227,7 +228,8 @@ def comparator_guarantee(
     iterations = np.arange(1, n_iterations + 1)
     following = log_policies[1:]
     inner = np.sum(np.exp(following) * (following - log_targets), axis=1)
-    inner_error = beta * np.cumsum(inner) / iterations
+    with np.errstate(over="ignore", invalid="ignore"):
+        inner_error = beta * np.cumsum(inner) / iterations
     average_reward = np.cumsum(rewards[1:]) / iterations
     values, kls, coverages, gaps, mains, errors = [], [], [], [], [], []
     for masses in tables:
@@ -241,8 +243,11 @@ def comparator_guarantee(
         kls.append(kl)
         coverages.append(float(masses @ np.where(support, np.exp(log_ratio), 0.0)))
         gaps.append(values[-1] - average_reward)
-        mains.append(beta * kl / iterations)
-        errors.append(beta * np.cumsum(weighted) / iterations)
+        with np.errstate(over="ignore", invalid="ignore"):
+            mains.append(beta * kl / iterations)
+            errors.append(beta * np.cumsum(weighted) / iterations)
+    if not (np.all(np.isfinite(inner_error)) and np.all(np.isfinite(mains)) and np.all(np.isfinite(errors))):
+        raise ValueError(f"beta = {beta!r} is too large: the terms of the bound leave the floating-point range")
     return ComparatorGuarantee(
         names=tuple(comparators),
         comparator_reward=np.array(values),

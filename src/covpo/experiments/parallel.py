@@ -31,6 +31,7 @@ from joblib import Parallel, delayed
 from tqdm.std import tqdm
 
 from covpo.static_pages import standins_requested
+from covpo.validation import check_flag
 
 PROGRESS_DELAY_SECONDS = 1.0
 
@@ -66,6 +67,7 @@ def run_tasks(function: Callable[..., Any], tasks: Sequence[tuple], description:
         raise ValueError(f"tasks must hold one tuple of positional arguments per call, got {tasks!r}")
     if not isinstance(description, str):
         raise ValueError(f"description must be a string, got {description!r}")
+    progress = check_flag("progress", progress)
     results = []
     bar = tqdm(total=len(tasks), desc=description, file=sys.stderr, disable=not progress or standins_requested(), delay=PROGRESS_DELAY_SECONDS)
     with bar:

@@ -46,7 +46,7 @@ from covpo.algorithms.steps import check_squared_loss_beta, finite_result
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_optimum
 from covpo.policies import centered_features, check_bandit, check_policy, log_coverage, log_policy, sample_responses
-from covpo.validation import check_count, check_finite_array, check_generator, check_positive, check_shape, check_theta
+from covpo.validation import check_count, check_finite_array, check_flag, check_generator, check_positive, check_shape, check_theta
 
 DEFAULT_MAX_OUTCOMES = 200_000
 DEFAULT_MONTE_CARLO_SAMPLES = 4_000
@@ -583,6 +583,7 @@ def regression_mse(
     beta = check_squared_loss_beta(beta)
     log_reference = _check_reference(instance, log_reference)
     log_probs = check_policy("log_probs", instance, log_probs)
+    centered = check_flag("centered", centered)
     error = beta * (log_probs - regularized_optimum(instance, log_reference, beta))
     probs = np.exp(log_reference)
     if centered:

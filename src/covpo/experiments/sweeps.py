@@ -37,7 +37,15 @@ from covpo.instances import BanditInstance
 from covpo.policies import base_log_policy, expected_reward, log_coverage
 from covpo.table import Table
 from covpo.trajectory import Trajectory
-from covpo.validation import check_count, check_finite_array, check_instance, check_positive, check_positive_grid
+from covpo.validation import (
+    check_count,
+    check_finite_array,
+    check_instance,
+    check_instances,
+    check_positive,
+    check_positive_grid,
+    check_seeds,
+)
 
 SWEEP_ARGUMENTS = ("instance", "eta", "rng")
 """Arguments a sweep supplies to every run, so a :class:`Method`'s hyperparameters never hold them."""
@@ -210,12 +218,17 @@ def run_unless_diverged(
         return None
 
 
-def _check_methods(methods: Sequence[Method]) -> tuple[Method, ...]:
-    if isinstance(methods, (str, bytes, Method)) or not isinstance(methods, Sequence):
-        raise ValueError(f"methods must be a sequence of Method records, got {methods!r}")
-    for method in methods:
-        check_instance("methods", method, Method)
-    return tuple(methods)
+def check_methods(name: str, methods: object) -> tuple[Method, ...]:
+    """Return ``methods`` as a non-empty tuple of :class:`Method` records with distinct labels, else raise naming ``name``.
+
+    The labels name the rows of every table and the curves of every figure, so two methods
+    with one label would be indistinguishable in the results.
+    """
+    methods = check_instances(name, methods, Method)
+    labels = [method.label for method in methods]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"{name} must have distinct labels, got {labels}")
+    return methods
 
 
 def _check_seed(name: str, seed: object) -> int:
@@ -230,7 +243,7 @@ def methods_table(methods: Sequence[Method], caption: str = "") -> Table:
     without them; ``N`` and ``G`` are blank for a method that samples no batch (Best-of-N, exact NPG).
     """
     rows = []
-    for method in _check_methods(methods):
+    for method in check_methods("methods", methods):
         h = method.hyperparameters
         batch_size = None if h.get("batch_size") is None else int(h["batch_size"])
         rows.append((
@@ -267,7 +280,10 @@ def fit_coverage_power(coverages: np.ndarray, costs: np.ndarray) -> CoverageFit:
     x = check_finite_array("coverages", coverages, ndim=1)
     y = check_finite_array("costs", costs, ndim=1)
     if x.size < 2 or x.size != y.size:
-        raise ValueError(f"a fit needs at least two (C_cov, cost) pairs of equal length, got {x.size} and {y.size}")
+        raise ValueError(
+            f"coverages and costs must hold at least two values each, of equal length (one cost per C_cov), "
+            f"got {x.size} and {y.size}"
+        )
     if np.any(x <= 0.0) or np.any(y < 1.0):
         raise ValueError("coverages must be > 0 and costs >= 1 to take logarithms")
     line = fit_line(np.log10(x), np.log10(y))
@@ -462,13 +478,12 @@ def cost_sweep(
     depend on the joblib backend.
     """
     coverages = check_positive_grid("coverages", coverages)
+    if np.any(coverages < 1.0):
+        raise ValueError(f"coverages must be >= 1 (C_cov = E_x 1/c_0(x)), got {coverages!r}")
     eps = check_positive("eps", eps)
-    methods = _check_methods(methods)
+    methods = check_methods("methods", methods)
     seed = _check_seed("seed", seed)
-    if isinstance(instances, (str, bytes, BanditInstance)) or not isinstance(instances, Sequence):
-        raise ValueError(f"instances must be a sequence of BanditInstance, got {instances!r}")
-    for instance in instances:
-        check_instance("instances", instance, BanditInstance)
+    instances = check_instances("instances", instances, BanditInstance)
     if len(instances) != coverages.size:
         raise ValueError(f"one coverage per instance: got {len(instances)} instances and {coverages.size} coverages")
     coordinates = [
@@ -537,12 +552,18 @@ def compare_at_budget(
     check_instance("instance", instance, BanditInstance)
     response_budget = check_count("response_budget", response_budget)
     seed = _check_seed("seed", seed)
-    tasks = [(method, instance, response_budget, seed) for method in _check_methods(methods)]
+    tasks = [(method, instance, response_budget, seed) for method in check_methods("methods", methods)]
     return tuple(run_tasks(budget_run, tasks, "budget runs", progress=False))
 
 
 def budget_run(method: Method, instance: BanditInstance, response_budget: int, seed: int) -> Trajectory | None:
-    """One run of :func:`compare_at_budget`: ``method`` at its first learning rate for ``response_budget`` responses."""
+    """One run of :func:`compare_at_budget`: ``method`` at its first learning rate for ``response_budget`` responses.
+
+    ``seed`` is an integer ``>= 0`` (``None`` would draw fresh entropy and lose reproducibility).
+    """
+    method = check_instance("method", method, Method)
+    check_instance("instance", instance, BanditInstance)
+    seed = _check_seed("seed", seed)
     return run_unless_diverged(
         method.with_response_budget(response_budget), instance, method.learning_rates[0], np.random.default_rng(seed)
     )
@@ -631,13 +652,9 @@ def compare_recipes(
     """:func:`compare_at_budget` once per seed, summarized per method and seed (all runs through :func:`~covpo.experiments.parallel.run_tasks`)."""
     check_instance("instance", instance, BanditInstance)
     eps = check_positive("eps", eps)
-    methods = _check_methods(methods)
+    methods = check_methods("methods", methods)
     response_budget = check_count("response_budget", response_budget)
-    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence):
-        raise ValueError(f"seeds must be a sequence of integers >= 0, got {seeds!r}")
-    seeds = tuple(_check_seed("seeds", seed) for seed in seeds)
-    if not seeds:
-        raise ValueError("seeds must name at least one seed")
+    seeds = check_seeds("seeds", seeds)
     log_base = log_coverage(instance, base_log_policy(instance))
     shape = (len(methods), len(seeds))
     reached = np.zeros(shape, dtype=bool)

@@ -25,7 +25,7 @@ from tqdm.std import tqdm
 
 from covpo.static_pages import standins_requested
 from covpo.trajectory import LOG10_E, Trajectory, trajectory_from_arrays
-from covpo.validation import check_count, check_index_array, check_instances, check_nonnegative, check_positive
+from covpo.validation import check_count, check_flag, check_index_array, check_instances, check_nonnegative, check_positive
 
 from covpo.collapse_instance import (
     CollapseInstance,
@@ -161,7 +161,7 @@ def _progress_bar(total: int, progress: bool | None, description: str) -> tqdm:
     No mode shows it in a kernel that executes a chapter for the static pages
     (:func:`~covpo.static_pages.standins_requested`).
     """
-    show = (total >= PROGRESS_MIN_STEPS if progress is None else bool(progress)) and not standins_requested()
+    show = (total >= PROGRESS_MIN_STEPS if progress is None else check_flag("progress", progress)) and not standins_requested()
     delay = PROGRESS_DELAY_SECONDS if progress is None else 0.0
     return tqdm(
         total=total, file=sys.stderr, disable=not show, delay=delay, unit="step", unit_scale=True, desc=description

@@ -334,7 +334,10 @@ def figure_2a_data(
         instance, inner_steps_grid, [eta], apmd_beta, eps, max_steps, coverage_fraction, progress=False
     )
     if not counts.reached_eps[0].any():
-        raise ValueError(f"inner_steps_grid holds no inner step count that reaches eps at eta={eta!r}")
+        raise ValueError(
+            f"inner_steps_grid holds no inner step count that reaches eps at eta={eta!r} with apmd_beta={apmd_beta!r} "
+            f"within max_steps={max_steps}"
+        )
     reached = counts.reached_eps[0]
     fastest = int(counts.inner_steps[reached][np.argmin(counts.steps_to_eps[0][reached])])
     inner_steps = inner_steps_factor * fastest
@@ -529,6 +532,9 @@ def figure_1_data(
     inner_steps = check_count("inner_steps", inner_steps)
     max_steps = check_count("max_steps", max_steps)
     log_spaced = _log_spaced_steps(max_steps, check_count("n_records", n_records))
+    strong_bias_bound = strong_beta * float(np.log(1.0 / instance.base_coverage))
+    if not np.isfinite(strong_bias_bound):
+        raise ValueError(f"strong_beta = {strong_beta!r} is too large: its bias bound beta log(1/c_0) is not finite")
     reinforce_settings = {"eta": eta, "n_iterations": max_steps}
     apmd_settings = {"beta": strong_beta, "inner_steps": inner_steps, "eta": eta, "gradient_steps": max_steps}
     weak_to_eps = exact_collapse_run(instance, **reinforce_settings, beta=weak_beta, eps=eps, n_records=2)
@@ -554,7 +560,7 @@ def figure_1_data(
         strong_path=simplex_path(strong),
         resets_path=simplex_path(resets),
         strong_optimum_suboptimality=regularized_optimum_suboptimality(instance, strong_beta),
-        strong_bias_bound=strong_beta * float(np.log(1.0 / instance.base_coverage)),
+        strong_bias_bound=strong_bias_bound,
     )
 
 

@@ -35,7 +35,10 @@ def _dense_run(instance: CollapseInstance, eta: float, n_iterations: int, n_reco
         n_records=check_count("n_records", n_records, minimum=100),
     )
     if not run.reached_eps:
-        raise ValueError(f"the run did not reach eps = gap / 2 within n_iterations={n_iterations}; raise n_iterations")
+        raise ValueError(
+            f"the run at eta={eta!r} did not reach eps = gap / 2 within n_iterations={n_iterations}; raise n_iterations "
+            "(or lower eta)"
+        )
     return run
 
 

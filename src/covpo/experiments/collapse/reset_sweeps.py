@@ -25,6 +25,7 @@ from covpo.validation import (
     check_positive,
     check_positive_grid,
     check_probability,
+    check_probability_grid,
 )
 
 from .engine import DEFAULT_ETA, DEFAULT_MAX_STEPS, CollapseRun
@@ -290,9 +291,7 @@ def apmd_steps_along_knob(
     progress
         Show a progress bar; by default only when the sweep is long.
     """
-    gaps = check_finite_array("gaps", gaps, ndim=1)
-    if gaps.size == 0:
-        raise ValueError("gaps must hold at least one gap")
+    gaps = check_probability_grid("gaps", gaps)
     beta = check_positive("beta", beta)
     inner_steps = check_count("inner_steps", inner_steps)
     eta = check_positive("eta", eta)

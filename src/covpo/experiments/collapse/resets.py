@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from covpo.validation import check_count, check_nonnegative, check_positive
+from covpo.validation import MAX_COUNT, check_count, check_nonnegative, check_positive
 
 from .engine import (
     DEFAULT_ETA,
@@ -175,6 +175,10 @@ def mirror_descent_resets_to_eps(instance: CollapseInstance, beta: float, eps: f
     high = 1
     while not reached(high):
         high *= 2
+        if high > MAX_COUNT:
+            raise ValueError(
+                f"beta = {beta!r} is too strong for eps = {eps!r}: exact mirror descent needs over 2**53 resets"
+            )
     low = high // 2
     while high - low > 1:
         middle = (low + high) // 2

@@ -32,7 +32,7 @@ from covpo.collapse_instance import (
     collapse_instance,
 )
 from covpo.fits import LineFit, fit_line
-from covpo.validation import check_count, check_finite_array, check_positive, check_probability
+from covpo.validation import check_count, check_finite_array, check_positive, check_probability, check_probability_grid
 
 from .engine import _run_exact, exact_reinforce_many
 from .sweeps import ExponentialFit, fit_exponential
@@ -189,7 +189,7 @@ def learning_rate_grid(
     progress
         Show a progress bar; by default only when the grid is long to compute.
     """
-    gaps = check_finite_array("gaps", gaps, ndim=1)
+    gaps = check_probability_grid("gaps", gaps)
     etas = check_finite_array("etas", etas, ndim=1)
     if gaps.size < 2 or etas.size == 0:
         raise ValueError(

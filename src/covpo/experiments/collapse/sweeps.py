@@ -26,8 +26,10 @@ from covpo.fits import fit_line
 from covpo.validation import (
     check_count,
     check_finite_array,
+    check_flag,
     check_positive,
     check_probability,
+    check_probability_grid,
 )
 
 from .engine import DEFAULT_ETA, DEFAULT_MAX_STEPS, _run_exact, exact_reinforce_many
@@ -98,6 +100,8 @@ def fit_exponential(inverse_gaps: np.ndarray, steps: np.ndarray) -> ExponentialF
         raise ValueError(
             f"inverse_gaps and steps must hold at least two values each, of equal length, got {x.size} and {steps.size}"
         )
+    if np.any(x <= 0):
+        raise ValueError(f"inverse_gaps must all be > 0 (one over a reward gap), found {x.min()!r}")
     if np.any(steps < 1):
         raise ValueError(f"steps must all be >= 1 to take logarithms, found {steps.min()!r}")
     line = fit_line(x, np.log10(steps))
@@ -185,14 +189,13 @@ def steps_to_eps_sweep(
     progress
         Show a progress bar; by default only when the sweep is long.
     """
-    gaps = check_finite_array("gaps", gaps, ndim=1)
-    if gaps.size == 0:
-        raise ValueError("gaps must hold at least one gap")
+    gaps = check_probability_grid("gaps", gaps)
     eta = check_positive("eta", eta)
     eps_fraction = check_probability("eps_fraction", eps_fraction)
     delta = check_probability("delta", delta)
     max_steps = check_count("max_steps", max_steps)
     margin = check_probability("margin", margin)
+    regularized = check_flag("regularized", regularized)
     instances = [collapse_instance(gap, optimal_prob, distractor_prob, n_zero) for gap in gaps]
     eps = eps_fraction * gaps
     if regularized:
@@ -426,9 +429,7 @@ def beta_escape_map(
     progress
         Show a progress bar; by default only when the map is long to compute.
     """
-    gaps = check_finite_array("gaps", gaps, ndim=1)
-    if gaps.size == 0:
-        raise ValueError("gaps must hold at least one gap")
+    gaps = check_probability_grid("gaps", gaps)
     betas = check_finite_array("betas", betas, ndim=1)
     if betas.size == 0:
         raise ValueError("betas must hold at least one beta")

@@ -50,7 +50,13 @@ import numpy as np
 
 from covpo.coverage_instances import dialled_coverage_instance
 from covpo.experiments.parallel import run_tasks
-from covpo.experiments.sweeps import Method, collapse_family_methods, random_family_methods, run_unless_diverged
+from covpo.experiments.sweeps import (
+    Method,
+    check_methods,
+    collapse_family_methods,
+    random_family_methods,
+    run_unless_diverged,
+)
 from covpo.families import (
     COLLAPSE_COVERAGES,
     COLLAPSE_GAP,
@@ -67,13 +73,14 @@ from covpo.trajectory import Trajectory
 from covpo.validation import (
     check_count,
     check_finite_array,
+    check_flag,
     check_generator,
     check_instance,
     check_instances,
     check_option,
     check_positive,
-    check_seed,
     check_seeds,
+    check_text,
 )
 
 FAMILIES = ("collapse", "random")
@@ -153,6 +160,7 @@ class RunOutcome:
 def outcome_of(trajectory: Trajectory, log_base_coverage: np.ndarray, eps: float) -> RunOutcome:
     """Summarize a trajectory: costs to eps, lowest log10 coverage, worst coverage loss in decades, final gap."""
     trajectory = check_instance("trajectory", trajectory, Trajectory)
+    eps = check_positive("eps", eps)
     hit = trajectory.first_eps_optimal(eps)
     index = trajectory.n_records - 1 if hit is None else hit
     return RunOutcome(
@@ -176,7 +184,7 @@ def run_task(
     """
     method = check_instance("method", method, Method)
     instance = check_instance("instance", instance, BanditInstance)
-    seed = check_seed("seed", seed)
+    seed = check_seeds("seed", seed)
     log_base_coverage = log_coverage(instance, base_log_policy(instance))
     trajectory = head_to_head_run(method, instance, eta, np.random.default_rng(list(seed)), eps=eps)
     if trajectory is None:
@@ -380,22 +388,13 @@ def _check_arguments(
 ) -> tuple[tuple[BanditInstance, ...], np.ndarray, tuple[Method, ...], float, tuple[int, ...]]:
     instances = check_instances("instances", instances, BanditInstance)
     coverages = check_finite_array("coverages", coverages, ndim=1)
-    if isinstance(methods, (str, Method)) or not hasattr(methods, "__iter__"):
-        raise ValueError(f"methods must be a sequence of Method records, got {methods!r}")
-    methods = tuple(methods)
+    methods = check_methods("methods", methods)
     eps = check_positive("eps", eps)
     seeds = check_seeds("seeds", seeds)
     if len(instances) != coverages.size:
         raise ValueError(f"coverages must hold one value per instance: got {len(instances)} instances and {coverages.size} coverages")
     if np.any(coverages < 1.0):
         raise ValueError(f"coverages must be >= 1 (C_cov = E_x 1/c_0(x)), got {coverages!r}")
-    if not methods:
-        raise ValueError("methods must hold at least one Method")
-    if not all(isinstance(method, Method) for method in methods):
-        raise ValueError("methods must all be Method records")
-    labels = [method.label for method in methods]
-    if len(set(labels)) != len(labels):
-        raise ValueError(f"methods must have distinct labels, got {labels}")
     return instances, coverages, methods, eps, seeds
 
 
@@ -464,6 +463,8 @@ def head_to_head(
         Show a progress bar (on stderr, after a second).
     """
     instances, coverages, methods, eps, seeds = _check_arguments(instances, coverages, methods, eps, seeds)
+    label = check_text("label", label, allow_empty=True)
+    progress = check_flag("progress", progress)
     tasks, keys = _task_list(instances, methods, eps, seeds)
     results = run_tasks(run_task, tasks, f"head-to-head {label}".strip(), progress=progress)
     by_key = dict(zip(keys, results))

@@ -31,13 +31,13 @@ import numpy as np
 
 from covpo.algorithms import run
 from covpo.experiments.parallel import run_tasks
-from covpo.experiments.sweeps import Method, run_unless_diverged
+from covpo.experiments.sweeps import Method, check_methods, run_unless_diverged
 from covpo.families import collapse_family
 from covpo.instances import BanditInstance
 from covpo.policies import base_log_policy, log_coverage
 from covpo.table import Table
 from covpo.trajectory import LOG10_E, Trajectory
-from covpo.validation import check_count, check_finite_array, check_instance, check_positive, check_seed
+from covpo.validation import check_count, check_finite_array, check_instance, check_positive, check_seeds
 
 BOOK_COVERAGES = (40.0,)
 BOOK_BUDGET, BOOK_SEEDS, BOOK_EPS = 6400, 24, 0.04
@@ -140,7 +140,7 @@ def sampled_noise_run(
     method = check_instance("method", method, Method)
     instance = check_instance("instance", instance, BanditInstance)
     eps = check_positive("eps", eps)
-    seed = check_seed("seed", seed)
+    seed = check_seeds("seed", seed)
     trajectory = run_unless_diverged(method, instance, method.learning_rates[0], np.random.default_rng(list(seed)))
     if trajectory is None:
         return np.nan, -1, np.nan, True
@@ -365,11 +365,7 @@ def noise_study(
     coverages = check_finite_array("coverages", coverages, ndim=1)
     if coverages.size == 0 or np.any(coverages <= 0.0):
         raise ValueError(f"coverages must be a non-empty sequence of numbers > 0, got {coverages!r}")
-    if methods is not None and (isinstance(methods, (str, Method)) or not hasattr(methods, "__iter__")):
-        raise ValueError(f"methods must be a sequence of Method records or None, got {methods!r}")
-    methods = tuple(noise_methods() if methods is None else (check_instance("methods", m, Method) for m in methods))
-    if not methods:
-        raise ValueError("methods must name at least one method")
+    methods = noise_methods() if methods is None else check_methods("methods", methods)
     response_budget = check_count("response_budget", response_budget)
     methods = tuple(method.with_response_budget(response_budget) for method in methods)
     n_seeds = check_count("n_seeds", n_seeds)

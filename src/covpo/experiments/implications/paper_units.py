@@ -39,7 +39,16 @@ from covpo.experiments.implications.head_to_head import (
 from covpo.experiments.sweeps import Method
 from covpo.families import COLLAPSE_N_ZERO, COLLAPSE_PROMPTS, stacked_collapse_instance
 from covpo.table import Table
-from covpo.validation import check_count, check_instance, check_option, check_positive, check_probability, check_seeds
+from covpo.validation import (
+    check_count,
+    check_instance,
+    check_instances,
+    check_option,
+    check_positive,
+    check_probability,
+    check_seeds,
+    check_text,
+)
 
 GROUPS = ("fixed", "resets")
 """The two groups the paper's claim compares, a fixed reference or none, and periodic resets."""
@@ -202,14 +211,13 @@ def units_comparison(results: Sequence[HeadToHead], families: Sequence[str], gap
     gaps
         The distractor's reward gap per head-to-head (``None`` for a family without one).
     """
-    if isinstance(results, HeadToHead) or not isinstance(results, Sequence) or not results:
-        raise ValueError(f"results must be a non-empty sequence of HeadToHead records, got {results!r}")
-    for result in results:
-        check_instance("results", result, HeadToHead)
-    if len(families) != len(results) or len(gaps) != len(results):
-        raise ValueError(
-            f"families and gaps must hold one entry per head-to-head ({len(results)}), got {len(families)} and {len(gaps)}"
-        )
+    results = check_instances("results", results, HeadToHead)
+    if isinstance(families, (str, bytes)) or not isinstance(families, Sequence) or len(families) != len(results):
+        raise ValueError(f"families must hold one family label per head-to-head ({len(results)}), got {families!r}")
+    families = tuple(check_text("families", family) for family in families)
+    if isinstance(gaps, (str, bytes)) or not isinstance(gaps, Sequence) or len(gaps) != len(results):
+        raise ValueError(f"gaps must hold one reward gap (or None) per head-to-head ({len(results)}), got {gaps!r}")
+    gaps = tuple(None if gap is None else check_probability("gaps", gap) for gap in gaps)
     seeds = results[0].seeds
     if any(result.seeds != seeds for result in results):
         raise ValueError("results must all be run on the same seeds")

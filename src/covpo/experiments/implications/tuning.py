@@ -41,7 +41,15 @@ from covpo.algorithms.ppo_lite import clip_width_thresholds
 from covpo.experiments.sweeps import Method, run_unless_diverged
 from covpo.families import collapse_family
 from covpo.table import Table
-from covpo.validation import check_count, check_instance, check_option, check_positive, check_positive_grid, check_seed
+from covpo.validation import (
+    check_count,
+    check_instance,
+    check_option,
+    check_positive,
+    check_positive_grid,
+    check_seed,
+    check_seeds,
+)
 
 TUNING_ALGORITHMS = ("ppo_noclip", "ppo_lite")
 """The inner loops :func:`inner_steps_map` can run."""
@@ -451,7 +459,7 @@ def tuning_run(
     n_iterations = check_count("n_iterations", n_iterations)
     eta_beta = check_positive("eta_beta", eta_beta)
     eps = check_positive("eps", eps)
-    seed = check_seed("seed", seed)
+    seed = check_seeds("seed", seed)
     hyperparameters = {"beta": beta, "n_iterations": n_iterations, "batch_size": batch_size, "inner_steps": inner_steps}
     if algorithm == "ppo_lite" and width is not None:
         hyperparameters["thresholds"] = clip_width_thresholds(beta, float(instance.rewards.max()), width)

@@ -17,6 +17,7 @@ from covpo.objectives import regularized_objective, regularized_optimum
 from covpo.policies import base_log_policy, kl_per_prompt, log_policy, mean_features
 from covpo import run
 from covpo.algorithms.ppo_noclip import ppo_noclip_gradient, ppo_noclip_objective
+from covpo.algorithms.steps import finite_result
 from covpo.experiments.population import kimi_population_hessian
 from covpo.table import Table
 from covpo.validation import check_count, check_finite_array, check_instance, check_positive, check_seed, check_theta
@@ -43,7 +44,7 @@ def regularized_hessian(instance: BanditInstance, theta: np.ndarray, log_referen
     advantage = instance.rewards - beta * (log_probs - log_reference)
     advantage = advantage - np.sum(probs * advantage, axis=1, keepdims=True)
     weights = instance.prompt_probs[:, None] * probs
-    return np.einsum("xy,xyd,xye->de", weights * (advantage - beta), centered, centered)
+    return finite_result(np.einsum("xy,xyd,xye->de", weights * (advantage - beta), centered, centered), beta)
 
 
 def _kimi_hessian(instance: BanditInstance, theta: np.ndarray, log_reference: np.ndarray, beta: float) -> np.ndarray:

@@ -15,6 +15,7 @@ from covpo.instances import BanditInstance
 from covpo.objectives import regularized_gradient, regularized_objective
 from covpo.policies import base_log_policy, kl_per_prompt, log_policy
 from covpo.algorithms.ppo_lite import check_clip_thresholds, default_clip_thresholds
+from covpo.algorithms.steps import finite_result
 from covpo.batches import BatchTerms, ResponseBatch, draw_batch
 from covpo.table import Table
 from covpo.validation import (
@@ -151,13 +152,16 @@ def batch_estimates(
         return np.array([terms.score_average(row) for terms, row in zip(batches, coefficients)])
 
     counts = np.bincount(prompt_cells.ravel(), minlength=n_batches * n_prompts).reshape(n_batches, n_prompts)
-    return {
+    estimates = {
         "noclip": np.mean(w * rewards - beta * (w * log_w - w + 1.0), axis=1),
         "noclip_gradient": score_average(w * (rewards - beta * log_w)),
         "lite": np.mean(np.clip(w, low, high) * rewards, axis=1) - beta * kl[prompts].mean(axis=1),
         "lite_gradient": score_average(np.where(clipped, 0.0, w * rewards)) - beta * counts @ kl_gradients / batch_size,
         "clipped": clipped.mean(axis=1),
     }
+    for values in estimates.values():
+        finite_result(values, beta)
+    return estimates
 
 
 def estimator_spread(

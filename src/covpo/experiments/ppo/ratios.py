@@ -21,6 +21,7 @@ from covpo.algorithms.ratios import RatioRecord, RatioRecorder
 from covpo.table import Table
 from covpo.trajectory import Trajectory
 from covpo.validation import (
+    MAX_COUNT,
     check_count,
     check_finite_array,
     check_instance,
@@ -168,7 +169,10 @@ def ratio_spread_table(spreads: Sequence[RatioSpread]) -> Table:
 
 def _iterations_for(beta: float, horizon: float) -> int:
     """Outer iterations that cover ``horizon = T / beta`` units of mirror-descent time (at least 2)."""
-    return max(2, int(np.ceil(horizon * beta)))
+    iterations = np.ceil(horizon * beta)
+    if not iterations <= MAX_COUNT:
+        raise ValueError(f"horizon = {horizon!r} at beta = {beta!r} needs more than 2**53 outer iterations")
+    return max(2, int(iterations))
 
 
 @dataclass(frozen=True, eq=False)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from covpo.algorithms.steps import check_squared_loss_beta
 from covpo.fits import fit_line
 from covpo.instances import BanditInstance
 from covpo.objectives import regularized_optimum
@@ -25,7 +26,7 @@ from covpo.experiments.population import (
     normalizer_baseline_moments,
 )
 from covpo.table import Table
-from covpo.validation import check_positive, check_positive_grid
+from covpo.validation import check_positive_grid
 from covpo.experiments.squared_loss.checks import _check_theta, _weighted_mean
 
 
@@ -145,9 +146,9 @@ def baseline_bias_sweep(
         The strength at which the normalizer baseline is swept, ``> 0``.
     """
     reference_theta = _check_theta(instance, reference_theta)
-    betas = check_positive_grid("betas", betas)
+    betas = np.array([check_squared_loss_beta(beta, "betas") for beta in check_positive_grid("betas", betas)])
     group_sizes = check_positive_grid("group_sizes", group_sizes, integers=True)
-    group_beta = check_positive("group_beta", group_beta)
+    group_beta = check_squared_loss_beta(group_beta, "group_beta")
     log_reference = log_policy(instance, reference_theta)
     value = mean_baseline_moments(instance, log_reference).mean
     mean_bias = np.array([_weighted_mean(instance, np.abs(mean_baseline_bias(instance, log_reference, b))) for b in betas])

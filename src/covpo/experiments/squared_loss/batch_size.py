@@ -13,7 +13,7 @@ import numpy as np
 
 from covpo.instances import BanditInstance
 from covpo.experiments.parallel import run_tasks
-from covpo.experiments.sweeps import Method, collapse_family_methods, random_family_methods
+from covpo.experiments.sweeps import Method, check_methods, collapse_family_methods, random_family_methods
 from covpo.table import Table
 from covpo.validation import check_instance, check_option, check_positive, check_positive_grid, check_seeds
 from covpo.experiments.squared_loss.mse import MSEPath, _batch_size_run
@@ -155,11 +155,7 @@ def batch_size_study(
     section 4.1); other methods' runs get no :class:`MSEPath`.
     """
     instance = check_instance("instance", instance, BanditInstance)
-    if isinstance(methods, (str, Method)) or not hasattr(methods, "__iter__"):
-        raise ValueError(f"methods must be a sequence of Method, got {methods!r}")
-    methods = tuple(check_instance("methods", method, Method) for method in methods)
-    if not methods:
-        raise ValueError("methods must name at least one method")
+    methods = check_methods("methods", methods)
     batch_sizes = check_positive_grid("batch_sizes", batch_sizes, integers=True)
     eps = check_positive("eps", eps)
     seeds = check_seeds("seeds", seeds)

@@ -224,6 +224,8 @@ def loss_slice(
     beta = check_positive("beta", beta)
     group_size = check_count("group_size", group_size)
     steps = check_finite_array("steps", steps, ndim=1)
+    if steps.size == 0:
+        raise ValueError("steps must hold at least one step along the slice")
     if instance.reward_theta is None:
         raise ValueError("instance has no reward_theta: the slice needs a linear reward to place the target")
     log_reference = log_policy(instance, reference_theta)

@@ -23,6 +23,7 @@ from covpo.policies import base_log_policy, expected_kl, log_softmax_rows
 from covpo.validation import (
     check_count,
     check_finite_array,
+    check_flag,
     check_generator,
     check_index_array,
     check_instance,
@@ -94,17 +95,16 @@ class TwoLayerNetwork:
     def __post_init__(self) -> None:
         check_count("dim", self.dim)
         check_count("width", self.width)
-        if not isinstance(self.skip, bool):
-            raise ValueError(f"skip must be True or False, got {self.skip!r}")
+        object.__setattr__(self, "skip", check_flag("skip", self.skip))
 
     @property
     def n_params(self) -> int:
         """Length of the flat parameter vector, ``h d + 2 h (+ d)``."""
         return self.width * self.dim + 2 * self.width + (self.dim if self.skip else 0)
 
-    def check_params(self, params: np.ndarray) -> np.ndarray:
-        """Return ``params`` as a finite float vector of length :attr:`n_params`, else raise ``ValueError``."""
-        return check_theta("params", params, (self.n_params,))
+    def check_params(self, params: np.ndarray, name: str = "params") -> np.ndarray:
+        """Return ``params`` as a finite float vector of length :attr:`n_params`, else raise naming ``name``."""
+        return check_theta(name, params, (self.n_params,))
 
     def unpack(self, params: np.ndarray) -> NetworkParameters:
         """Split a flat vector into ``W, b, v, theta`` (views, not copies)."""
@@ -184,6 +184,7 @@ def feature_matrix(instance: BanditInstance) -> np.ndarray | sparse.csr_array:
     cost ``O(n_prompts n_responses width)`` instead of ``O(n_prompts n_responses dim width)``.
     Instances are immutable, so the matrix is computed once per instance and cached.
     """
+    check_instance("instance", instance, BanditInstance)
     flat = instance.features.reshape(instance.n_prompts * instance.n_responses, instance.dim)
     if np.count_nonzero(flat) <= SPARSE_DENSITY * flat.size:
         return sparse.csr_array(flat)

@@ -43,7 +43,7 @@ class NetworkPolicy:
     def __init__(self, instance: BanditInstance, network: TwoLayerNetwork, initial_params: np.ndarray) -> None:
         self.instance = instance
         self.network = _check_network(instance, network)
-        self.initial_params = network.check_params(initial_params).copy()
+        self.initial_params = network.check_params(initial_params, "initial_params").copy()
         self._last: tuple[np.ndarray, ForwardPass] | None = None
 
     def forward(self, params: np.ndarray) -> ForwardPass:

@@ -15,7 +15,7 @@ import numpy as np
 from covpo import algorithms
 from covpo.table import Table
 from covpo.trajectory import Trajectory
-from covpo.validation import check_count, check_nonnegative, check_probability
+from covpo.validation import check_count, check_nonnegative, check_positive, check_positive_grid, check_probability
 
 from .instance import SequenceInstance, _check_instance, sequence_collapse_instance
 from .policy import TokenPolicy, bandit_view
@@ -256,7 +256,14 @@ def sequence_experiment(
     ``eps`` defaults to ``gap / 2``. Every sampled run uses ``np.random.default_rng(seed)``.
     """
     gap = check_probability("gap", gap)
+    vocab_size = check_count("vocab_size", vocab_size, minimum=2)
+    length = check_count("length", length)
     eps = gap / 2 if eps is None else check_nonnegative("eps", eps)
+    eta, beta = check_positive("eta", eta), check_positive("beta", beta)
+    inner_steps = check_count("inner_steps", inner_steps)
+    reinforce_steps = check_count("reinforce_steps", reinforce_steps)
+    apmd_iterations = check_count("apmd_iterations", apmd_iterations)
+    ratio_lengths = check_positive_grid("ratio_lengths", ratio_lengths, integers=True).tolist()
     seed = check_count("seed", seed, minimum=0)
     shared_prefixes = np.array([0, length - 1])
     instances = [sequence_collapse_instance(gap, vocab_size, length, shared_prefix=int(k)) for k in shared_prefixes]

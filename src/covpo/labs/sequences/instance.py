@@ -115,7 +115,12 @@ class SequenceInstance:
         length = check_count("length", self.length)
         prompt_probs = check_distribution("prompt_probs", check_finite_array("prompt_probs", self.prompt_probs, ndim=1))
         n_prompts, n_sequences = prompt_probs.size, vocab_size**length
-        rewards = check_shape("rewards", check_finite_array("rewards", self.rewards, ndim=2), (n_prompts, n_sequences))
+        rewards = check_finite_array("rewards", self.rewards, ndim=2)
+        if rewards.shape != (n_prompts, n_sequences):
+            raise ValueError(
+                f"rewards must have shape {(n_prompts, n_sequences)} (one row per entry of prompt_probs, one column "
+                f"per sequence), got shape {rewards.shape}"
+            )
         n_prefixes = int(level_offsets(vocab_size, length)[-1])
         base_theta = check_shape(
             "base_theta", check_finite_array("base_theta", self.base_theta, ndim=3), (n_prompts, n_prefixes, vocab_size)

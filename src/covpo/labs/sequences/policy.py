@@ -236,6 +236,9 @@ class TokenPolicy:
 
     instance: SequenceInstance
 
+    def __post_init__(self) -> None:
+        _check_instance(self.instance)
+
     @property
     def initial_params(self) -> np.ndarray:
         """The base model's token logits ``theta_0``, flattened."""

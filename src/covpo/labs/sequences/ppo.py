@@ -18,6 +18,7 @@ from covpo.policies import leave_one_out_baseline
 from covpo.trajectory import Trajectory, TrajectoryRecorder
 from covpo.validation import (
     check_count,
+    check_flag,
     check_generator,
     check_index_array,
     check_instance,
@@ -310,6 +311,7 @@ def sampled_sequence_ppo(
     ratio = _check_ratio(ratio)
     clip_epsilon = _check_clip(clip_epsilon)
     rng = check_generator("rng", rng)
+    record_each_step = check_flag("record_each_step", record_each_step)
     settings = {
         "beta": beta,
         "eta": eta,

@@ -42,7 +42,7 @@ def pass_at_k(n: int, correct, ks) -> np.ndarray:
     if correct.size and (not np.issubdtype(correct.dtype, np.integer) or correct.min() < 0 or correct.max() > n):
         raise ValueError(f"correct must hold integers in [0, {n}]")
     ks = np.asarray(ks)
-    if ks.ndim != 1 or not np.issubdtype(ks.dtype, np.integer) or ks.min() < 1 or ks.max() > n:
+    if ks.ndim != 1 or ks.size == 0 or not np.issubdtype(ks.dtype, np.integer) or ks.min() < 1 or ks.max() > n:
         raise ValueError(f"ks must be a 1-d array of integers in [1, {n}], got {ks!r}")
     c = correct[..., None].astype(float)
     k = ks.astype(float)
@@ -54,11 +54,13 @@ def pass_at_k(n: int, correct, ks) -> np.ndarray:
 def exact_pass_at_k(log_coverage, ks) -> np.ndarray:
     """``1 - (1 - p)^k`` with ``p = exp(log_coverage)``, in log space (shape ``log_coverage.shape + (len(ks),)``)."""
     log_coverage = check_finite_array("log_coverage", log_coverage)
+    if log_coverage.size == 0:
+        raise ValueError("log_coverage must hold at least one log-coverage")
     if np.any(log_coverage > 1e-6):
         raise ValueError("log_coverage must be <= 0")
-    ks = np.asarray(ks, dtype=float)
-    if ks.ndim != 1 or np.any(ks < 1):
-        raise ValueError(f"ks must be a 1-d array of numbers >= 1, got {ks!r}")
+    ks = check_finite_array("ks", ks, ndim=1)
+    if ks.size == 0 or np.any(ks < 1):
+        raise ValueError(f"ks must be a non-empty 1-d array of numbers >= 1, got {ks!r}")
     with np.errstate(divide="ignore"):
         log_fail = np.log1p(-np.minimum(np.exp(log_coverage), 1.0))[..., None]
     return -np.expm1(ks * log_fail)

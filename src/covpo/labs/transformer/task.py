@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from covpo.validation import check_count, check_nonnegative, check_option, check_probability
+from covpo.validation import check_count, check_generator, check_instance, check_nonnegative, check_option, check_probability
 
 REWARDS = ("partial", "binary")
 """The two rewards, partial credit (a near miss earns ``1 - gap``) and binary pass/fail."""
@@ -97,13 +97,16 @@ def _xp(array):
 
 def all_prompts(task: ReversalTask) -> np.ndarray:
     """Every prompt, in lexicographic order (shape ``[n_symbols**L, L]``)."""
+    check_instance("task", task, ReversalTask)
     digits = np.arange(task.n_prompts)[:, None] // task.n_symbols ** np.arange(task.length - 1, -1, -1)
     return (digits % task.n_symbols).astype(np.int32)
 
 
 def split_prompts(task: ReversalTask, held_out: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """A random split into training prompts and ``held_out`` prompts never seen in pre-training or RL."""
+    check_instance("task", task, ReversalTask)
     check_count("held_out", held_out)
+    check_generator("rng", rng)
     if held_out >= task.n_prompts:
         raise ValueError(f"held_out must be below the {task.n_prompts} prompts, got {held_out}")
     order = rng.permutation(task.n_prompts)
@@ -143,11 +146,13 @@ def answer_index(answers, n_symbols: int):
 
 def is_hard(task: ReversalTask, prompts):
     """Whether each prompt is hard (first symbol in the upper half of the alphabet)."""
+    check_instance("task", task, ReversalTask)
     return prompts[..., 0] >= task.n_symbols // 2
 
 
 def mixture_weights(task: ReversalTask, prompts) -> tuple:
     """Per-prompt pre-training weights of the correct answer and of the near miss."""
+    check_instance("task", task, ReversalTask)
     hard = is_hard(task, prompts)
     xp = _xp(prompts)
     return (xp.where(hard, task.hard_correct, task.easy_correct), xp.where(hard, task.hard_near, task.easy_near))
@@ -155,6 +160,7 @@ def mixture_weights(task: ReversalTask, prompts) -> tuple:
 
 def reward(task: ReversalTask, prompts, answers, kind: str):
     """Reward of ``answers`` to ``prompts`` (``kind`` ``"partial"`` or ``"binary"``); works on numpy and JAX arrays."""
+    check_instance("task", task, ReversalTask)
     check_option("kind", kind, REWARDS)
     correct = (answers == correct_answer(task, prompts)).all(-1)
     if kind == "binary":

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from covpo.table import Table
-from covpo.validation import check_count
+from covpo.validation import check_count, check_flag, check_instance, check_positive_grid, check_seed
 
 from .model import ModelConfig, answer_log_probs, init_params, parameter_count
 from .sampling import sample_answers
@@ -39,8 +39,11 @@ def measure_cost(config: ModelConfig, *, batch: int = 256, repeats: int = 3, sam
     ``batch`` sequences per gradient step; the sampler draws ``batch`` answers (16 prompts,
     ``batch // 16`` answers each). Times are the best of ``repeats`` after a warm-up call.
     """
+    check_instance("config", config, ModelConfig)
     check_count("batch", batch, 16)
     check_count("repeats", repeats)
+    sampler = check_flag("sampler", sampler)
+    seed = check_seed("seed", seed)
     key = jax.random.PRNGKey(seed)
     params = init_params(config, key)
     # drawn on the host: a JAX draw would compile one more program per shape, for timing data only
@@ -59,6 +62,11 @@ def measure_cost(config: ModelConfig, *, batch: int = 256, repeats: int = 3, sam
 def cost_table(widths=(32, 64), lengths=(3, 6), *, batch: int = 256, repeats: int = 3,
                sampler: bool = False) -> Table:
     """:func:`measure_cost` over every (width, length), as a table (measured on this machine, now)."""
+    widths = check_positive_grid("widths", widths, integers=True).tolist()
+    lengths = check_positive_grid("lengths", lengths, integers=True).tolist()
+    check_count("batch", batch, 16)
+    check_count("repeats", repeats)
+    sampler = check_flag("sampler", sampler)
     rows = []
     for width in widths:
         for length in lengths:

@@ -67,7 +67,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from covpo.validation import check_count, check_nonnegative, check_option, check_positive
+from covpo.validation import check_count, check_instance, check_instances, check_nonnegative, check_option, check_positive, check_text
 
 from .exact import regularized_target, sequence_kl
 from .model import (ModelConfig, Params, all_answer_log_probs, all_answer_token_log_probs, group_answer_logits,
@@ -122,6 +122,7 @@ class Method:
     exact_reward: bool = False
 
     def __post_init__(self) -> None:
+        check_text("name", self.name)
         check_positive("learning_rate", self.learning_rate)
         check_option("family", self.family, FAMILIES)
         check_nonnegative("beta", self.beta)
@@ -159,7 +160,7 @@ class Method:
 
 def stack_constants(methods: list[Method]) -> dict[str, jax.Array]:
     """The constants of several methods stacked along a leading run axis."""
-    constants = [method.constants() for method in methods]
+    constants = [method.constants() for method in check_instances("methods", methods, Method)]
     return {name: jnp.stack([c[name] for c in constants]) for name in constants[0]}
 
 
