@@ -199,11 +199,15 @@ def check_kimipo(
     *, beta: float, eta: float, n_iterations: int, batch_size: int, inner_steps: int, extra_responses: int,
     baseline: str,
 ) -> dict[str, object]:
-    """The hyperparameters of :func:`kimipo` checked by its rules, as the trajectory stores them (its validator)."""
+    """The hyperparameters of :func:`kimipo` checked by its rules, as the trajectory stores them (its validator).
+
+    ``beta`` must also stay below the squared loss's :data:`~covpo.algorithms.steps.MAX_BETA`.
+    """
     return {
         **check_sampled_apmd(
             beta=beta, eta=eta, n_iterations=n_iterations, batch_size=batch_size, inner_steps=inner_steps
         ),
+        "beta": check_squared_loss_beta(beta),
         "baseline": check_option("baseline", baseline, BASELINES),
         "extra_responses": check_count("extra_responses", extra_responses),
     }

@@ -95,9 +95,15 @@ def check_rebel_onpolicy(*, beta: float, eta: float, n_iterations: int, batch_si
     """The hyperparameters of :func:`rebel_onpolicy` checked by its rules, as the trajectory stores them (its validator).
 
     Rebel-OnPolicy has only the hyperparameters of every sampled instance of APMD
-    (:func:`~covpo.algorithms.steps.check_sampled_apmd`): its pairs need no count of their own.
+    (:func:`~covpo.algorithms.steps.check_sampled_apmd`), with ``beta`` below the squared loss's
+    :data:`~covpo.algorithms.steps.MAX_BETA`: its pairs need no count of their own.
     """
-    return check_sampled_apmd(beta=beta, eta=eta, n_iterations=n_iterations, batch_size=batch_size, inner_steps=inner_steps)
+    return {
+        **check_sampled_apmd(
+            beta=beta, eta=eta, n_iterations=n_iterations, batch_size=batch_size, inner_steps=inner_steps
+        ),
+        "beta": check_squared_loss_beta(beta),
+    }
 
 
 def rebel_onpolicy(
