@@ -15,10 +15,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from covpo.table import Table
-from covpo.validation import check_option
+from covpo.validation import check_count, check_instance, check_instances, check_option, check_text
 
-from .experiment import TransformerStudy
+from .experiment import TASKS, TransformerStudy
+from .methods import ARM_NAMES
 from .paired import PairedInterval, sign_test_interval
+from .task import REWARDS
 
 BASE = "base model"
 """The pseudo-arm of the base model."""
@@ -30,7 +32,11 @@ METRICS = ("pass@256, hard training prompts", "pass@256, hard held-out prompts",
 
 def run_metric(study: TransformerStudy, metric: str, step: int = -1) -> np.ndarray:
     """``metric`` (one of :data:`METRICS`) for every run at ``step`` (default: the returned model; 0: the base model), ``[R]``."""
+    check_instance("study", study, TransformerStudy)
     check_option("metric", metric, METRICS)
+    steps = study.kl.shape[1]
+    if isinstance(step, (bool, np.bool_)) or not isinstance(step, (int, np.integer)) or not -steps <= step < steps:
+        raise ValueError(f"step must be an integer in [{-steps}, {steps}), got {step!r}")
     prompts = "training" if "training" in metric else "held-out"
     if metric.startswith("pass@"):
         return study.exact_pass_at(int(metric[5:metric.index(",")]), prompts, step)
@@ -48,6 +54,12 @@ class Side:
     group_size: int = 8
     reward: str = "partial"
 
+    def __post_init__(self) -> None:
+        check_option("arm", self.arm, ARM_NAMES + (BASE,))
+        check_option("task", self.task, TASKS)
+        check_count("group_size", self.group_size)
+        check_option("reward", self.reward, REWARDS)
+
 
 @dataclass(frozen=True)
 class Comparison:
@@ -58,9 +70,20 @@ class Comparison:
     second: Side
     minus: tuple[Side, Side] | None = None
 
+    def __post_init__(self) -> None:
+        check_text("label", self.label)
+        check_instance("first", self.first, Side)
+        check_instance("second", self.second, Side)
+        if self.minus is not None and (not isinstance(self.minus, tuple) or len(self.minus) != 2
+                                       or not all(isinstance(side, Side) for side in self.minus)):
+            raise ValueError(f"minus must be None or a pair of Side, got {self.minus!r}")
+
 
 def side_values(study: TransformerStudy, side: Side, metric: str) -> np.ndarray | None:
     """``metric`` of ``side`` on every seed, in seed order (``None`` if the cell was not run)."""
+    check_instance("study", study, TransformerStudy)
+    check_instance("side", side, Side)
+    check_option("metric", metric, METRICS)
     arm = "fixed, weak beta" if side.arm == BASE else side.arm
     runs = study.runs(side.task, arm, side.group_size, side.reward)
     if side.arm == BASE:
@@ -72,6 +95,9 @@ def side_values(study: TransformerStudy, side: Side, metric: str) -> np.ndarray 
 
 def compare(study: TransformerStudy, comparison: Comparison, metric: str) -> PairedInterval | None:
     """The paired differences of ``comparison`` in ``metric`` and their sign-test interval (``None`` if a cell was not run)."""
+    check_instance("study", study, TransformerStudy)
+    check_instance("comparison", comparison, Comparison)
+    check_option("metric", metric, METRICS)
     sides = (comparison.first, comparison.second) + (comparison.minus or ())
     values = [side_values(study, side, metric) for side in sides]
     if any(value is None for value in values):
@@ -84,7 +110,7 @@ def compare(study: TransformerStudy, comparison: Comparison, metric: str) -> Pai
 
 def chapter_comparisons(reward: str = "partial") -> tuple[Comparison, ...]:
     """The comparisons chapter 7 reports, in the order of its paired table, under ``reward``."""
-    check_option("reward", reward, ("partial", "binary"))
+    check_option("reward", reward, REWARDS)
     weak, strong = Side("fixed, weak beta"), Side("fixed, strong beta")
     comparisons = [
         Comparison("APMD - base model", Side("APMD"), Side(BASE)),
@@ -132,9 +158,17 @@ def paired_table(study: TransformerStudy, comparisons: tuple[Comparison, ...] | 
 
     ``comparisons`` default to :func:`chapter_comparisons` under ``reward``.
     """
+    check_instance("study", study, TransformerStudy)
+    check_option("reward", reward, REWARDS)
+    comparisons = chapter_comparisons(reward) if comparisons is None else check_instances(
+        "comparisons", comparisons, Comparison)
+    if isinstance(metrics, str) or not isinstance(metrics, (tuple, list)) or not metrics:
+        raise ValueError(f"metrics must be a non-empty sequence of {METRICS}, got {metrics!r}")
+    for metric in metrics:
+        check_option("metrics", metric, METRICS)
     rows = []
     level = None
-    for comparison in comparisons or chapter_comparisons(reward):
+    for comparison in comparisons:
         intervals = [compare(study, comparison, metric) for metric in metrics]
         if any(interval is None for interval in intervals):
             continue
@@ -155,6 +189,8 @@ def _range_text(values: np.ndarray, digits: int = 2) -> str:
 
 def summary_table(study: TransformerStudy, reward: str = "partial") -> Table:
     """Per cell under ``reward``: its costs and exact pass@1 and pass@256 of hard prompts, median [min, max] over seeds."""
+    check_instance("study", study, TransformerStudy)
+    check_option("reward", reward, REWARDS)
     metrics = (METRICS[2], METRICS[0], METRICS[1], METRICS[6])
     responses = study.setup.responses
     rows = []
@@ -196,6 +232,7 @@ LOSSES = {"grpo": "GRPO surrogate, k3 penalty", "rebel": "Rebel squared loss", "
 
 def arms_table(study: TransformerStudy) -> Table:
     """Every arm the study ran: its loss, beta, reference, learning rate, responses and gradient steps per run."""
+    check_instance("study", study, TransformerStudy)
     rows = []
     for name, method in study.methods.items():
         if not any(cell.arm == name for cell in study.cells):

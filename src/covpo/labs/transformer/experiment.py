@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -36,7 +37,8 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm.std import tqdm
 
-from covpo.validation import check_count, check_option, check_positive, check_seed
+from covpo.validation import (check_count, check_flag, check_instance, check_instances, check_option, check_positive,
+                              check_positive_grid, check_seed, check_text)
 
 from .methods import ARM_NAMES, LEARNING_RATE_GRID, default_arms, fastest_stable_rate
 from .model import ModelConfig, Params, init_params, parameter_count
@@ -288,6 +290,37 @@ class StudyPlan:
         return run, method
 
 
+def _check_sizes(sizes: dict | None) -> dict:
+    """``sizes`` (entries replacing those of :data:`SIZES`, each a count) as a dict, or raise naming ``sizes``."""
+    if sizes is None:
+        return {}
+    if not isinstance(sizes, Mapping):
+        raise ValueError(f"sizes must be a mapping of entries of SIZES to counts, got {sizes!r}")
+    unknown = sorted(str(name) for name in sizes if name not in SIZES["book"])
+    if unknown:
+        raise ValueError(f"sizes must name entries of SIZES ({tuple(SIZES['book'])}), got {unknown}")
+    return {name: check_count(f"sizes[{name!r}]", value) for name, value in sizes.items()}
+
+
+def _check_cells(cells: tuple[Cell, ...] | None, size: str) -> tuple[Cell, ...]:
+    """``cells`` as a non-empty tuple of :class:`Cell` (by default those of ``size``), or raise naming ``cells``."""
+    if cells is None:
+        return book_cells() if size == "book" else full_cells()
+    return check_instances("cells", cells, Cell)
+
+
+def _check_methods(methods: dict | None) -> dict | None:
+    """``methods`` as a dict from arm names to :class:`Method` (``None``: the default arms), or raise naming it."""
+    if methods is None:
+        return None
+    if not isinstance(methods, Mapping) or not methods:
+        raise ValueError(f"methods must be a non-empty mapping of arm names to Method, got {methods!r}")
+    for name, method in methods.items():
+        check_text("methods", name)
+        check_instance(f"methods[{name!r}]", method, Method)
+    return dict(methods)
+
+
 def plan_study(size: str = "book", *, seed: int = 0, cells: tuple[Cell, ...] | None = None,
                methods: dict | None = None, config: ModelConfig | None = None, task: ReversalTask | None = None,
                sizes: dict | None = None) -> StudyPlan:
@@ -296,18 +329,17 @@ def plan_study(size: str = "book", *, seed: int = 0, cells: tuple[Cell, ...] | N
     ``config``, ``task`` and ``sizes`` (entries replacing those of :data:`SIZES`) default to the
     chapter's; the tests pass smaller ones.
     """
-    sizes = {**SIZES[check_option("size", size, tuple(SIZES))], **(sizes or {})}
+    sizes = {**SIZES[check_option("size", size, tuple(SIZES))], **_check_sizes(sizes)}
     seed = check_seed("seed", seed)
-    cells = tuple(cells) if cells is not None else (book_cells() if size == "book" else full_cells())
-    if not cells or not all(isinstance(cell, Cell) for cell in cells):
-        raise ValueError(f"cells must be a non-empty sequence of Cell, got {cells!r}")
-    task = task or ReversalTask()
-    config = config or BOOK_CONFIG
+    cells = _check_cells(cells, size)
+    methods = _check_methods(methods)
+    task = ReversalTask() if task is None else check_instance("task", task, ReversalTask)
+    config = BOOK_CONFIG if config is None else check_instance("config", config, ModelConfig)
     if (config.n_symbols, config.length) != (task.n_symbols, task.length):
         raise ValueError("config must match task in n_symbols and length")
     setup = TrainingSetup(config, n_steps=sizes["n_steps"], n_slots=sizes["n_prompts"], slot_size=sizes["slot_size"],
                           inner_steps=sizes["inner_steps"])
-    methods = dict(methods) if methods is not None else {m.name: m for m in default_arms(setup.gradient_steps)}
+    methods = methods if methods is not None else {m.name: m for m in default_arms(setup.gradient_steps)}
     missing = sorted({cell.arm for cell in cells} - set(methods))
     if missing:
         raise ValueError(f"methods must define every arm of cells, missing {missing}")
@@ -363,6 +395,13 @@ def transformer_study(size: str = "book", *, seed: int = 0, cells: tuple[Cell, .
     plan
         A :func:`plan_study` to run instead of planning from ``size``, ``seed``, ``cells`` and ``methods``.
     """
+    check_option("size", size, tuple(SIZES))
+    seed = check_seed("seed", seed)
+    cells = _check_cells(cells, size)
+    methods = _check_methods(methods)
+    progress = check_flag("progress", progress)
+    if plan is not None:
+        check_instance("plan", plan, StudyPlan)
     timings: dict[str, float] = {}
     start = time.perf_counter()
     plan = plan or plan_study(size, seed=seed, cells=cells, methods=methods)
@@ -471,7 +510,13 @@ def learning_rate_sweep(size: str = "full", *, seed: int = 0, rates: tuple[float
     Each arm's rate is :func:`~covpo.labs.transformer.methods.fastest_stable_rate` of its batch
     rewards: the protocol that fixed :data:`~covpo.labs.transformer.methods.LEARNING_RATES`.
     """
-    rates = tuple(float(check_positive("rates", rate)) for rate in rates)
+    check_option("size", size, tuple(SIZES))
+    seed = check_seed("seed", seed)
+    rates = tuple(check_positive_grid("rates", rates).tolist())
+    if isinstance(arms, str) or not isinstance(arms, (tuple, list)) or not arms:
+        raise ValueError(f"arms must be a non-empty sequence of {ARM_NAMES}, got {arms!r}")
+    arms = tuple(check_option("arms", arm, ARM_NAMES) for arm in arms)
+    progress = check_flag("progress", progress)
     cells = tuple(Cell("mixed", arm, 8, "partial", rate) for arm in arms for rate in rates)
     study = transformer_study(size, seed=seed, cells=cells, progress=progress)
     speed, stable, chosen = {}, {}, {}

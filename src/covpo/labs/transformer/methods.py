@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from covpo.validation import check_count, check_finite_array, check_positive
+from covpo.validation import check_count, check_option, check_positive, check_positive_grid, check_real_array
 
 from .training import Method
 
@@ -65,6 +65,8 @@ def sync_period(gradient_steps: int) -> int:
 
 def make_arm(name: str, learning_rate: float, gradient_steps: int) -> Method:
     """The arm ``name`` (one of :data:`ARM_NAMES`) at ``learning_rate``, for runs of ``gradient_steps`` optimizer steps."""
+    check_option("name", name, ARM_NAMES)
+    check_positive("learning_rate", learning_rate)
     period = sync_period(gradient_steps)
     arms = {
         "fixed, weak beta": dict(beta=WEAK_BETA),
@@ -77,16 +79,16 @@ def make_arm(name: str, learning_rate: float, gradient_steps: int) -> Method:
         "APMD": dict(family="apmd", beta=STRONG_BETA),
         "APMD, exact target": dict(family="apmd", beta=STRONG_BETA, exact_reward=True),
     }
-    if name not in arms:
-        raise ValueError(f"name must be one of {ARM_NAMES}, got {name!r}")
-    return Method(name, check_positive("learning_rate", learning_rate), **arms[name])
+    return Method(name, learning_rate, **arms[name])
 
 
 def default_arms(gradient_steps: int, names: tuple[str, ...] = ARM_NAMES) -> tuple[Method, ...]:
     """The arms ``names`` at their :data:`LEARNING_RATES`, for runs of ``gradient_steps`` optimizer steps."""
-    unknown = [name for name in names if name not in LEARNING_RATES]
-    if unknown or not names:
+    check_count("gradient_steps", gradient_steps)
+    if isinstance(names, str) or not isinstance(names, (tuple, list)) or not names:
         raise ValueError(f"names must be a non-empty selection of {ARM_NAMES}, got {names!r}")
+    for name in names:
+        check_option("names", name, ARM_NAMES)
     return tuple(make_arm(name, LEARNING_RATES[name], gradient_steps) for name in names)
 
 
@@ -109,8 +111,8 @@ def fastest_stable_rate(rates, rewards) -> tuple[float, np.ndarray, np.ndarray]:
         quarter's (a rate whose reward fell back is not stable). The chosen rate is the
         fastest stable one.
     """
-    rates = check_finite_array("rates", rates, ndim=1)
-    rewards = np.asarray(rewards, dtype=float)
+    rates = check_positive_grid("rates", rates)
+    rewards = check_real_array("rewards", rewards)
     if rewards.ndim != 3 or rewards.shape[0] != len(rates) or rewards.shape[2] < 4:
         raise ValueError(f"rewards must have shape [{len(rates)}, seeds, steps >= 4], got {rewards.shape}")
     quarter = rewards.shape[2] // 4

@@ -28,7 +28,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from covpo.validation import check_count, check_generator, check_instance, check_nonnegative, check_option, check_probability
+from covpo.validation import (check_count, check_flag, check_generator, check_index_array, check_instance,
+                              check_nonnegative, check_option, check_probability)
 
 REWARDS = ("partial", "binary")
 """The two rewards, partial credit (a near miss earns ``1 - gap``) and binary pass/fail."""
@@ -65,8 +66,7 @@ class ReversalTask:
         check_count("n_symbols", self.n_symbols, 2)
         check_count("length", self.length, 1)
         check_probability("gap", self.gap)
-        if not isinstance(self.decoupled, bool):
-            raise ValueError(f"decoupled must be a bool, got {self.decoupled!r}")
+        check_flag("decoupled", self.decoupled)
         if self.decoupled and self.n_symbols < 4:
             raise ValueError(f"n_symbols must be at least 4 for the decoupled task, got {self.n_symbols}")
         for name in ("easy_correct", "easy_near", "hard_correct", "hard_near"):
@@ -102,6 +102,19 @@ def all_prompts(task: ReversalTask) -> np.ndarray:
     return (digits % task.n_symbols).astype(np.int32)
 
 
+def check_prompts(task: ReversalTask, prompts: object) -> np.ndarray:
+    """``prompts`` as a non-empty host array of ``task``'s prompts ``[N, L]`` (symbols in ``[0, n_symbols)``), or raise.
+
+    For the entry points that take prompts from the caller; the compiled loops' traced prompts are
+    never checked.
+    """
+    check_instance("task", task, ReversalTask)
+    checked = check_index_array("prompts", prompts, task.n_symbols)
+    if checked.ndim != 2 or checked.shape[0] == 0 or checked.shape[1] != task.length:
+        raise ValueError(f"prompts must have shape [N >= 1, {task.length}], got shape {checked.shape}")
+    return checked
+
+
 def split_prompts(task: ReversalTask, held_out: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """A random split into training prompts and ``held_out`` prompts never seen in pre-training or RL."""
     check_instance("task", task, ReversalTask)
@@ -128,18 +141,21 @@ def _rule(task: ReversalTask, prompts, easy_shift: int, hard_shift: int):
 
 def correct_answer(task: ReversalTask, prompts):
     """``y*(x)``: ``rev_0(x)`` on easy prompts; ``rev_1(x)`` on hard ones (``rev_2`` in the decoupled task)."""
+    check_instance("task", task, ReversalTask)
     easy, _, hard, _ = task.shifts
     return _rule(task, prompts, easy, hard)
 
 
 def near_miss(task: ReversalTask, prompts):
     """``y~(x)``: ``rev_1(x)`` on easy prompts; ``rev_0(x)`` on hard ones (``rev_3`` in the decoupled task)."""
+    check_instance("task", task, ReversalTask)
     _, easy, _, hard = task.shifts
     return _rule(task, prompts, easy, hard)
 
 
 def answer_index(answers, n_symbols: int):
     """The position of each answer (last axis, ``L`` symbols) in the lexicographic list of all ``n_symbols**L`` answers."""
+    check_count("n_symbols", n_symbols, 2)
     weights = n_symbols ** _xp(answers).arange(answers.shape[-1] - 1, -1, -1)
     return (answers * weights).sum(-1)
 

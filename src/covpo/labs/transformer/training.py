@@ -67,12 +67,13 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from covpo.validation import check_count, check_instance, check_instances, check_nonnegative, check_option, check_positive, check_text
+from covpo.validation import (check_count, check_flag, check_instance, check_instances, check_nonnegative, check_option,
+                              check_positive, check_text)
 
 from .exact import regularized_target, sequence_kl
 from .model import (ModelConfig, Params, all_answer_log_probs, all_answer_token_log_probs, group_answer_logits,
                     group_token_log_probs)
-from .task import ReversalTask, answer_index, correct_answer, mixture_weights, near_miss
+from .task import ReversalTask, answer_index, check_prompts, correct_answer, mixture_weights, near_miss
 
 FAMILIES = ("grpo", "rebel", "apmd")
 """The three loss families (module docstring)."""
@@ -133,8 +134,7 @@ class Method:
         check_count("sync_every", self.sync_every, 0)
         if not 0.0 < check_positive("sync_alpha", self.sync_alpha) <= 1.0:
             raise ValueError(f"sync_alpha must be in (0, 1], got {self.sync_alpha!r}")
-        if not isinstance(self.exact_reward, bool):
-            raise ValueError(f"exact_reward must be a bool, got {self.exact_reward!r}")
+        check_flag("exact_reward", self.exact_reward)
         if self.exact_reward and self.family != "apmd":
             raise ValueError("exact_reward applies to the apmd family only")
 
@@ -189,6 +189,7 @@ class TrainingSetup:
     inner_steps: int = 4
 
     def __post_init__(self) -> None:
+        check_instance("config", self.config, ModelConfig)
         check_count("n_steps", self.n_steps)
         check_count("n_slots", self.n_slots)
         check_count("slot_size", self.slot_size, 2)
@@ -477,7 +478,8 @@ class PretrainingData(NamedTuple):
 
 def pretraining_data(task: ReversalTask, prompts: np.ndarray) -> PretrainingData:
     """The mixture of ``task`` on ``prompts [N, L]`` as data for :func:`pretrain_models`."""
-    prompts = jnp.asarray(prompts, jnp.int32)
+    check_instance("task", task, ReversalTask)
+    prompts = jnp.asarray(check_prompts(task, prompts), jnp.int32)
     p_correct, p_near = mixture_weights(task, prompts)
     return PretrainingData(prompts, correct_answer(task, prompts), near_miss(task, prompts),
                            jnp.asarray(p_correct, jnp.float32), jnp.asarray(p_near, jnp.float32))
@@ -513,6 +515,8 @@ def pretrain_models(params: Params, config: ModelConfig, data: PretrainingData, 
     Adam with a cosine-decayed step size from ``learning_rate``; returns the models and their
     loss curves ``[models, n_steps]``.
     """
+    check_instance("config", config, ModelConfig)
+    check_instance("data", data, PretrainingData)
     check_count("n_steps", n_steps)
     check_count("batch", batch)
     check_positive("learning_rate", learning_rate)
@@ -525,6 +529,14 @@ def pretrain_models(params: Params, config: ModelConfig, data: PretrainingData, 
 def pretrain(params: Params, config: ModelConfig, task: ReversalTask, prompts: np.ndarray, key: jax.Array, *,
              n_steps: int = 1500, batch: int = 64, learning_rate: float = 3e-3) -> tuple[Params, np.ndarray]:
     """Fit one base model ``pi_0`` to ``task``'s pre-training mixture on ``prompts``; returns it and the loss curve."""
+    check_instance("config", config, ModelConfig)
+    check_instance("task", task, ReversalTask)
+    prompts = check_prompts(task, prompts)
+    check_count("n_steps", n_steps)
+    check_count("batch", batch)
+    check_positive("learning_rate", learning_rate)
+    if batch > len(prompts):
+        raise ValueError(f"batch must be at most the {len(prompts)} prompts, got {batch}")
     add_axis = partial(jax.tree_util.tree_map, lambda a: a[None])
     models, losses = pretrain_models(add_axis(params), config, add_axis(pretraining_data(task, prompts)), key[None],
                                      n_steps=n_steps, batch=batch, learning_rate=learning_rate)
