@@ -80,11 +80,17 @@ def inner_error_factors(
         theta = theta + eta * member * ((instance.rewards - reward) - beta * (log_ratio - kl))
         errors.append(theta[OPTIMAL] - theta[DISTRACTOR] - target_u)
     errors = np.array(errors)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factors = errors[1:] / errors[:-1]
+    if not (np.all(np.isfinite(errors)) and np.all(np.isfinite(factors))):
+        raise FloatingPointError(
+            f"the inner loop's errors overflowed at beta = {beta!r}, eta = {eta!r} (the steps scale with eta * beta)"
+        )
     return InnerErrorFactors(
         beta=beta,
         eta=eta,
         errors=errors,
-        factors=errors[1:] / errors[:-1],
+        factors=factors,
         predicted=1.0 - eta * beta * (1.0 - zero_mass) / 2.0,
     )
 

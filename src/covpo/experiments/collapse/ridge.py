@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
-from covpo.collapse_instance import OPTIMAL, CollapseInstance, _check_beta, _check_instance
-from covpo.validation import check_probability
+from covpo.collapse_instance import OPTIMAL, CollapseInstance, _check_instance
+from covpo.validation import check_positive, check_probability
 
 from .engine import CollapseRun
 from .landscape import _objective_at
@@ -23,9 +23,7 @@ from .landscape import _objective_at
 def regularized_maximum(instance: CollapseInstance, beta: float) -> float:
     """``max_pi J_beta(pi; pi_0) = beta log E_{pi_0} exp(r / beta)``, attained at ``pi_0 exp(r / beta) / Z`` (the normalizer identity of paper section 3.1, here with the base model as reference)."""
     instance = _check_instance(instance)
-    beta = _check_beta(beta)
-    if beta is None:
-        return float(instance.rewards.max())
+    beta = check_positive("beta", beta)
     return float(beta * logsumexp(instance.base_class_log_probs + instance.rewards / beta))
 
 
@@ -74,9 +72,7 @@ def ridge_profile(run: CollapseRun, beta: float, drained_mass: float = 0.05) -> 
     """
     if not isinstance(run, CollapseRun):
         raise ValueError(f"run must be a CollapseRun, got {type(run).__name__}")
-    beta = _check_beta(beta)
-    if beta is None:
-        raise ValueError("beta must be a KL strength > 0, got None")
+    beta = check_positive("beta", beta)
     drained_mass = check_probability("drained_mass", drained_mass)
     instance = run.instance
     log_masses = run.class_log_probs

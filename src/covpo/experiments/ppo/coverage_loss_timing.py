@@ -16,7 +16,7 @@ import numpy as np
 from covpo.instances import BanditInstance
 from covpo.policies import base_log_policy, log_coverage
 from covpo.trajectory import LOG10_E
-from covpo.validation import check_instances, check_positive, check_seed
+from covpo.validation import check_instances, check_positive, check_positive_grid, check_seed
 
 from covpo.experiments.sweeps import Method, run_unless_diverged
 
@@ -54,7 +54,7 @@ def coverage_loss_timing(
     if not isinstance(method, Method):
         raise ValueError(f"method must be a Method, got {type(method).__name__}")
     instances = check_instances("instances", instances, BanditInstance)
-    etas = [check_positive("etas", eta) for eta in etas]
+    etas = check_positive_grid("etas", etas).tolist()
     if len(etas) != len(instances):
         raise ValueError(f"etas must hold one learning rate per instance: got {len(etas)} for {len(instances)}")
     eps = check_positive("eps", eps)

@@ -80,6 +80,8 @@ def population_ascent(instance: BanditInstance, *, beta: float, eta: float, n_st
         if k < n_steps:
             theta = theta + eta * regularized_gradient(instance, theta, log_reference, beta)
     scales.append(float(np.abs(np.linalg.eigvalsh(regularized_hessian(instance, target, log_reference, beta))).max()))
+    if not (np.all(np.isfinite(gaps)) and np.all(np.isfinite(distances)) and np.all(np.isfinite(scales))):
+        raise FloatingPointError(f"the ascent diverged at eta = {eta!r}, beta = {beta!r}")
     steps = np.arange(1, n_steps + 1)
     return PopulationAscent(
         beta=beta,
@@ -144,6 +146,11 @@ def inner_loop_by_batch(
             if step.inner_step == 0:
                 state["target"] = exact_target_theta(instance, step.theta, beta)
                 state["radius"] = float(np.linalg.norm(step.theta - state["target"]))
+                if not state["radius"] > 0.0:
+                    raise FloatingPointError(
+                        f"iteration {step.iteration}'s target does not differ from its reference in floating point "
+                        f"(eta = {eta!r}, beta = {beta!r}): the inner loop's strays are undefined"
+                    )
                 state["best"] = regularized_objective(
                     instance, regularized_optimum(instance, log_reference, beta), log_reference, beta
                 )
