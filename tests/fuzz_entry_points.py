@@ -59,17 +59,27 @@ ppo_clipping, ppo_concavity, ppo_estimators, ppo_practice, ppo_ratios = (
     importlib.import_module(f"covpo.experiments.ppo.{name}")
     for name in ("clipping", "concavity", "estimators", "practice", "ratios")
 )
-squared_baselines, squared_batch_size, squared_curvature, squared_mse, squared_table_1 = (
+squared_baselines, squared_batch_size, squared_curvature, squared_mse, squared_table_1, squared_inner_loop = (
     importlib.import_module(f"covpo.experiments.squared_loss.{name}")
-    for name in ("baselines", "batch_size", "curvature", "mse", "table_1")
+    for name in ("baselines", "batch_size", "curvature", "mse", "table_1", "inner_loop")
+)
+ppo_inner_loop, ppo_coverage_loss_timing = (
+    importlib.import_module(f"covpo.experiments.ppo.{name}") for name in ("inner_loop", "coverage_loss_timing")
+)
+collapse_inner_factor, collapse_ridge = (
+    importlib.import_module(f"covpo.experiments.collapse.{name}") for name in ("inner_factor", "ridge")
 )
 
 try:
     from covpo.labs import transformer
+    from covpo.labs.transformer import analysis as transformer_analysis
+    from covpo.labs.transformer import experiment as transformer_experiment
+    from covpo.labs.transformer import literature as transformer_literature
     from covpo.labs.transformer import task as transformer_task
     from covpo.labs.transformer import training as transformer_training
 except ImportError:  # the transformer extra (JAX) is not installed
-    transformer = transformer_task = transformer_training = None
+    transformer = transformer_analysis = transformer_experiment = transformer_literature = None
+    transformer_task = transformer_training = None
 
 
 @dataclass(frozen=True)
@@ -390,7 +400,9 @@ KIND_BY_NAME: Mapping[str, str] = {
     "kind": "option", "fixed_budget_factor": "count", "tokens": "indices", "shared_prefix": "count0",
     "group": "option", "cost": "option", "families": "object", "logit_sensitivity": "theta", "advantage": "theta",
     "coefficients": "theta", "log_sequence_probs": "theta", "initial_params": "theta", "hidden_scale": "positive",
-    "output_scale": "positive", "function": "callable", "tasks": "object",
+    "output_scale": "positive", "function": "callable", "tasks": "object", "gradient_steps": "count",
+    "n_slots": "count", "slot_size": "count", "sync_every": "count0", "exact_reward": "flag", "study": "object",
+    "metric": "option", "arm": "option",
 }
 
 
@@ -987,6 +999,25 @@ def _study_entries() -> tuple[EntryPoint, ...]:
               width="count"),
         entry("labs.nonlinear.network_for", nonlinear.network_for,
               lambda: {"instance": instance(), "width": 4, "skip": True}, width="count"),
+        # the chapters' inner-loop and timing measurements
+        entry("experiments.collapse.inner_error_factors", collapse_inner_factor.inner_error_factors, lambda: {
+            "instance": c(), "beta": 0.5, "eta": 4.0, "n_steps": 4, "zero_mass": 1e-3}, instance="collapse",
+              zero_mass="probability"),
+        entry("experiments.collapse.equal_mass_resets", collapse_inner_factor.equal_mass_resets,
+              lambda: {"run": apmd_run(), "inner_steps": 4, "ratio": 2.0}, ratio="positive"),
+        entry("experiments.collapse.regularized_maximum", collapse_ridge.regularized_maximum,
+              lambda: {"instance": c(), "beta": 0.5}, instance="collapse"),
+        entry("experiments.collapse.ridge_profile", collapse_ridge.ridge_profile,
+              lambda: {"run": collapse_run(), "beta": 0.5, "drained_mass": 0.05}, drained_mass="probability"),
+        entry("experiments.ppo.population_ascent", ppo_inner_loop.population_ascent,
+              lambda: {"instance": instance(), "beta": 1.0, "eta": 0.5, "n_steps": 3}),
+        entry("experiments.ppo.inner_loop_by_batch", ppo_inner_loop.inner_loop_by_batch, lambda: {
+            "instance": instance(), "batch_sizes": (4,), "beta": 1.0, "eta": 0.5, "n_iterations": 2, "inner_steps": 2,
+            "seed": 0}),
+        entry("experiments.ppo.coverage_loss_timing", ppo_coverage_loss_timing.coverage_loss_timing, lambda: {
+            "method": method(), "instances": [instance()], "etas": (0.5,), "eps": 0.1, "seed": 0}, nan_ok=True),
+        entry("experiments.squared_loss.squared_loss_inner_loops", squared_inner_loop.squared_loss_inner_loops,
+              lambda: {"method": squared_method(), "instance": instance(), "seed": 0}),
         entry("labs.nonlinear.feature_matrix", nonlinear.feature_matrix, lambda: {"instance": instance()}),
         entry("labs.nonlinear.forward", nonlinear.forward, lambda: {
             "instance": instance(), "network": network(), "params": network_params()}),
@@ -1012,7 +1043,9 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
     """The transformer laboratory's entry points, at a three-symbol alphabet and strings of two (none without JAX).
 
     Their good arguments are numpy arrays and plain records, never JAX arrays: building one
-    starts JAX's thread pool, which the report's forked calls would deadlock on.
+    starts JAX's thread pool, which the report's forked calls would deadlock on. The analysis
+    functions read a :class:`~covpo.labs.transformer.experiment.TransformerStudy` of made-up
+    numbers (:func:`synthetic_study`); the whole studies are heavy.
     """
     if transformer is None:
         return ()
@@ -1025,18 +1058,35 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
     def grpo() -> object:
         return transformer.Method("GRPO", 1e-3, beta=0.04)
 
+    def cells() -> tuple:
+        return (transformer.Cell("mixed", "fixed, weak beta"),)
+
+    def arms() -> dict:
+        return {"fixed, weak beta": transformer.make_arm("fixed, weak beta", 3e-3, 4)}
+
+    def comparison() -> object:
+        return transformer_analysis.Comparison("APMD - fixed, weak beta", transformer_analysis.Side("APMD"),
+                                               transformer_analysis.Side("fixed, weak beta"))
+
+    tiny_sizes = {"base_models": 1, "seeds_per_base": 1, "n_steps": 1, "n_prompts": 2, "slot_size": 2,
+                  "inner_steps": 1, "held_out": 2, "pretrain_steps": 1, "pretrain_batch": 2, "n_samples": 2, "chunk": 1}
+    pass_metric = transformer_analysis.METRICS[0]
     return (
         entry("labs.transformer.ReversalTask", transformer.ReversalTask, lambda: {
             "n_symbols": 3, "length": 2, "gap": 0.1, "easy_correct": 0.2, "easy_near": 0.6, "hard_correct": 0.02,
-            "hard_near": 0.78}, n_symbols="count", easy_correct="nonnegative", easy_near="nonnegative",
-              hard_correct="nonnegative", hard_near="nonnegative"),
+            "hard_near": 0.78, "decoupled": False}, n_symbols="count", easy_correct="nonnegative",
+              easy_near="nonnegative", hard_correct="nonnegative", hard_near="nonnegative", decoupled="flag"),
         entry("labs.transformer.all_prompts", transformer_task.all_prompts, lambda: {"task": task()}),
+        entry("labs.transformer.check_prompts", transformer_task.check_prompts,
+              lambda: {"task": task(), "prompts": prompts()}, prompts="indices"),
         entry("labs.transformer.split_prompts", transformer_task.split_prompts,
               lambda: {"task": task(), "held_out": 2, "rng": rng()}),
         entry("labs.transformer.correct_answer", transformer.correct_answer,
               lambda: {"task": task(), "prompts": prompts()}, skip=("prompts",)),
         entry("labs.transformer.near_miss", transformer.near_miss, lambda: {"task": task(), "prompts": prompts()},
               skip=("prompts",)),
+        entry("labs.transformer.answer_index", transformer_task.answer_index,
+              lambda: {"answers": prompts(), "n_symbols": 3}, skip=("answers",)),
         entry("labs.transformer.is_hard", transformer_task.is_hard, lambda: {"task": task(), "prompts": prompts()},
               skip=("prompts",)),
         entry("labs.transformer.mixture_weights", transformer_task.mixture_weights,
@@ -1044,37 +1094,112 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
         entry("labs.transformer.reward", transformer.reward, lambda: {
             "task": task(), "prompts": prompts(), "answers": transformer.correct_answer(task(), prompts()),
             "kind": "partial"}, skip=("prompts", "answers")),
-        entry("labs.transformer.reward_table", transformer_task.reward_table, lambda: {
-            "task": task(), "prompts": prompts(), "answers": transformer.correct_answer(task(), prompts())},
-              skip=("prompts", "answers")),
         entry("labs.transformer.pass_at_k", transformer.pass_at_k, lambda: {
             "n": 8, "correct": np.array([0, 3, 8]), "ks": np.array([1, 2, 8])}, correct="indices"),
         entry("labs.transformer.exact_pass_at_k", transformer.exact_pass_at_k,
               lambda: {"log_coverage": np.array([-1.0, -3.0]), "ks": np.array([1, 4])}),
         entry("labs.transformer.default_ks", transformer.default_ks, lambda: {"n": 8}),
+        entry("labs.transformer.sign_test_interval", transformer.sign_test_interval,
+              lambda: {"differences": np.arange(6.0) - 2.0, "level": 0.95}, differences="real_grid",
+              level="probability"),
         entry("labs.transformer.ModelConfig", transformer.ModelConfig, lambda: dataclasses.asdict(config())),
         entry("labs.transformer.Method", transformer.Method, lambda: {
-            "name": "GRPO", "learning_rate": 1e-3, "beta": 0.04, "clip_eps": 0.2, "inner_steps": 1, "reset_every": 0,
-            "advantage": "group", "pg_weight": 1.0, "sq_weight": 0.0, "sq_beta": 1.0},
-              name="text", beta="nonnegative", clip_eps="nonnegative", reset_every="count0", advantage="option",
-              pg_weight="nonnegative", sq_weight="nonnegative", sq_beta="positive"),
-        entry("labs.transformer.default_methods", transformer.default_methods, lambda: {
-            "beta": 0.04, "strong_beta": 0.5, "reset_every": 10, "inner_steps": 2, "learning_rate": 2e-3,
-            "squared_learning_rate": 5e-4}, beta="nonnegative", strong_beta="nonnegative", reset_every="count0",
-              squared_learning_rate="positive"),
+            "name": "GRPO", "learning_rate": 1e-3, "family": "grpo", "beta": 0.04, "clip_eps": 0.2,
+            "advantage": "group", "sync_every": 2, "sync_alpha": 0.6, "exact_reward": False},
+              name="text", beta="nonnegative", clip_eps="nonnegative", advantage="option", sync_every="count0",
+              sync_alpha="probability", exact_reward="flag"),
+        entry("labs.transformer.sync_period", transformer.sync_period, lambda: {"gradient_steps": 40}),
+        entry("labs.transformer.make_arm", transformer.make_arm,
+              lambda: {"name": "TRL sync, alpha 0.6", "learning_rate": 3e-3, "gradient_steps": 40}),
+        entry("labs.transformer.default_arms", transformer.default_arms,
+              lambda: {"gradient_steps": 40, "names": ("APMD", "Rebel")}, names="instances"),
+        entry("labs.transformer.fastest_stable_rate", transformer.fastest_stable_rate, lambda: {
+            "rates": np.array([1e-3]), "rewards": np.array([[[0.1, 0.2, 0.3, 0.4]]])}, rates="grid"),
         entry("labs.transformer.TrainingSetup", transformer.TrainingSetup, lambda: {
-            "config": config(), "task": task(), "n_steps": 2, "n_prompts": 2, "group_size": 2, "max_inner_steps": 1},
-              max_inner_steps="count"),
+            "config": config(), "n_steps": 2, "n_slots": 2, "slot_size": 2, "inner_steps": 1},
+              n_slots="count", slot_size="count"),
         entry("labs.transformer.stack_constants", transformer_training.stack_constants,
               lambda: {"methods": [grpo()]}, methods="instances"),
+        entry("labs.transformer.pretraining_data", transformer_training.pretraining_data,
+              lambda: {"task": task(), "prompts": prompts()}, prompts="indices"),
+        entry("labs.transformer.Cell", transformer.Cell, lambda: {
+            "task": "mixed", "arm": "APMD", "group_size": 8, "reward": "binary", "learning_rate": 1e-3},
+              task="option", arm="option", reward="option"),
+        entry("labs.transformer.book_cells", transformer.book_cells, lambda: {}),
+        entry("labs.transformer.full_cells", transformer.full_cells, lambda: {}),
+        entry("labs.transformer.literature_table", transformer_literature.literature_table, lambda: {}),
+        entry("labs.transformer.Side", transformer_analysis.Side, lambda: {
+            "arm": "APMD", "task": "decoupled", "group_size": 32, "reward": "binary"},
+              arm="option", task="option", reward="option"),
+        entry("labs.transformer.Comparison", transformer_analysis.Comparison, lambda: {
+            "label": "APMD - base", "first": transformer_analysis.Side("APMD"),
+            "second": transformer_analysis.Side(transformer_analysis.BASE),
+            "minus": (transformer_analysis.Side("APMD", "decoupled"), transformer_analysis.Side("fixed, weak beta"))},
+              first="object", second="object", minus="object"),
+        entry("labs.transformer.chapter_comparisons", transformer_analysis.chapter_comparisons,
+              lambda: {"reward": "binary"}, reward="option"),
+        entry("labs.transformer.run_metric", transformer_analysis.run_metric,
+              lambda: {"study": synthetic_study(), "metric": pass_metric, "step": 0},
+              study="object", metric="option", skip=("step",)),
+        entry("labs.transformer.side_values", transformer_analysis.side_values, lambda: {
+            "study": synthetic_study(), "side": transformer_analysis.Side(transformer_analysis.BASE),
+            "metric": pass_metric}, study="object", side="object", metric="option"),
+        entry("labs.transformer.compare", transformer_analysis.compare, lambda: {
+            "study": synthetic_study(), "comparison": comparison(), "metric": pass_metric},
+              study="object", comparison="object", metric="option"),
+        entry("labs.transformer.paired_table", transformer_analysis.paired_table, lambda: {
+            "study": synthetic_study(), "comparisons": (comparison(),), "metrics": transformer_analysis.METRICS[:2],
+            "reward": "partial"}, study="object", comparisons="instances", metrics="instances", reward="option"),
+        entry("labs.transformer.summary_table", transformer_analysis.summary_table,
+              lambda: {"study": synthetic_study(), "reward": "partial"}, study="object", reward="option"),
+        entry("labs.transformer.arms_table", transformer_analysis.arms_table, lambda: {"study": synthetic_study()},
+              study="object"),
         entry("labs.transformer.measure_cost", transformer.measure_cost, lambda: {
             "config": config(), "batch": 16, "repeats": 1, "sampler": False, "seed": 0}, heavy=True, batch="count"),
         entry("labs.transformer.cost_table", transformer.cost_table, lambda: {
             "widths": (8,), "lengths": (2,), "batch": 16, "repeats": 1, "sampler": False}, heavy=True,
               widths="count_grid", lengths="count_grid", batch="count"),
+        entry("labs.transformer.plan_study", transformer_experiment.plan_study, lambda: {
+            "size": "book", "seed": 0, "cells": cells(), "methods": arms(), "config": config(), "task": task(),
+            "sizes": tiny_sizes}, heavy=True, cells="instances", methods="mapping", sizes="mapping"),
         entry("labs.transformer.transformer_study", transformer.transformer_study, lambda: {
-            "size": "book", "seed": 0, "config": config(), "task": task(), "methods": (grpo(),)}, heavy=True,
-              methods="instances"),
+            "size": "book", "seed": 0, "cells": cells(), "methods": arms(), "progress": False, "plan": None},
+              heavy=True, cells="instances", methods="mapping", plan="object"),
+        entry("labs.transformer.learning_rate_sweep", transformer_experiment.learning_rate_sweep, lambda: {
+            "size": "book", "seed": 0, "rates": (3e-3,), "arms": ("APMD",), "progress": False}, heavy=True,
+              rates="grid", arms="instances"),
+    )
+
+
+def synthetic_study(n_seeds: int = 6, n_steps: int = 2) -> object:
+    """A chapter 7 study record of two cells over ``n_seeds`` seeds, holding made-up numbers of the right shapes.
+
+    The analysis functions only read a study, so their fuzz cases need no training run: every
+    run has two training and two held-out prompts (one hard each), log-coverages drawn below
+    zero, and three sampled models.
+    """
+    draw = np.random.default_rng(0)
+    config = transformer.ModelConfig(n_symbols=3, length=2, d_model=8, n_layers=1, n_heads=2)
+    setup = transformer.TrainingSetup(config, n_steps=n_steps, n_slots=2, slot_size=2, inner_steps=2)
+    names = ("fixed, weak beta", "APMD")
+    cells = tuple(transformer.Cell("mixed", name) for name in names)
+    runs = len(cells) * n_seeds
+
+    def log_probs(prompts: int) -> np.ndarray:
+        return -draw.uniform(0.1, 6.0, (runs, n_steps + 1, prompts))
+
+    return transformer.TransformerStudy(
+        size="book", config=config, setup=setup, n_parameters=100,
+        methods={method.name: method for method in transformer.default_arms(setup.gradient_steps, names)},
+        cells=cells, run_cell=np.repeat(np.arange(len(cells)), n_seeds),
+        run_seed=np.tile(np.arange(n_seeds), len(cells)),
+        train_hard=np.tile([True, False], (runs, 1)), held_hard=np.tile([True, False], (runs, 1)),
+        near_reward=np.full(runs, 0.9), reward=draw.uniform(0, 1, (runs, n_steps)),
+        pass1=draw.uniform(0, 1, (runs, n_steps)), kl=draw.uniform(0, 1, (runs, n_steps + 1)),
+        accuracy=draw.uniform(0, 1, (runs, n_steps)), log_coverage=log_probs(2), log_near=log_probs(2),
+        held_log_coverage=log_probs(2), held_log_near=log_probs(2), n_samples=8, sampled_runs=np.array([-1, 0, 1]),
+        sampled_correct=draw.integers(0, 9, (3, 2)), sampled_held=np.tile([True, False], (3, 1)),
+        sampled_valid=np.ones((3, 2), dtype=bool), pretrain_losses=np.ones((1, 2)), timings={},
     )
 
 
@@ -1100,16 +1225,25 @@ RESULT_RECORDS: tuple[type, ...] = (
     squared_mse.MSEPath, squared_mse.RebelObjectiveCheck, squared_batch_size.BatchSizeStudy,
     sweeps.CoverageFit, sweeps.CostSweep, sweeps.RunSummary, sweeps.RecipeComparison,
     nonlinear.NonlinearExperiment, nonlinear.NetworkParameters, nonlinear.ForwardPass,
-    sequence_experiment.SequenceExperiment, sequences.SequenceBatch, sequences.SurrogateParts,
-    sequences.SequenceRatioRecord, sequences.SequencePPORun,
-) + (() if transformer is None else (transformer.TransformerStudy, transformer_training.RunRecord))
+    collapse_inner_factor.InnerErrorFactors, collapse_ridge.RidgeProfile, ppo_inner_loop.PopulationAscent,
+    ppo_inner_loop.BatchInnerLoops, ppo_coverage_loss_timing.CoverageLossTiming,
+    squared_inner_loop.SquaredLossInnerLoops, sequence_experiment.SequenceExperiment, sequences.SequenceBatch,
+    sequences.SurrogateParts, sequences.SequenceRatioRecord, sequences.SequencePPORun,
+) + (() if transformer is None else (
+    transformer.TransformerStudy, transformer_training.RunRecord, transformer_experiment.StudyPlan,
+    transformer_experiment.LearningRateSweep, transformer.PairedInterval,
+))
 
-#: The transformer laboratory's model functions: JAX code that its compiled loops call with traced arrays.
+#: The transformer laboratory's JAX code that its compiled loops call with traced arrays, and its records of JAX arrays.
 JAX_INTERNALS: tuple[str, ...] = (
     "model.init_params", "model.parameter_count", "model.forward", "model.empty_cache", "model.decode_step",
     "model.teacher_forcing_inputs", "model.token_log_probs", "model.answer_log_probs", "model.answer_logits",
-    "model.group_answer_logits", "model.group_token_log_probs", "training.policy_loss",
-    "training.held_out_log_probs", "training.pretraining_loss", "training.pretrain", "training.train_runs",
+    "model.group_answer_logits", "model.group_token_log_probs", "model.prefix_tree_logits",
+    "model.all_answer_token_log_probs", "model.all_answer_log_probs", "exact.regularized_target",
+    "exact.sequence_kl", "exact.regularized_objective", "training.group_advantages", "training.centered_rewards",
+    "training.synced_reference", "training.policy_loss", "training.apmd_loss", "training.answer_log_probs_pair",
+    "training.held_out_log_probs", "training.reward_tables", "training.pretraining_loss", "training.pretrain",
+    "training.pretrain_models", "training.train_runs", "training.RunInputs", "training.PretrainingData",
     "sampling.sample_answers",
 )
 
@@ -1118,8 +1252,9 @@ NOT_FUZZED: Mapping[object, str] = {
     **{record: "a result record the package builds" for record in RESULT_RECORDS},
     **({} if transformer is None else {
         functools.reduce(getattr, name.split("."), transformer): (
-            "JAX internals of the transformer laboratory, traced inside its compiled loops (pretrain's arguments are "
-            "JAX parameters and keys, and building them in the report would deadlock its forked calls)"
+            "JAX internals of the transformer laboratory: functions traced inside its compiled loops and the records "
+            "of JAX arrays they take (pretrain's arguments are JAX parameters and keys, and building them in the "
+            "report would deadlock its forked calls)"
         )
         for name in JAX_INTERNALS
     }),
