@@ -71,7 +71,7 @@ class Comparison:
     minus: tuple[Side, Side] | None = None
 
     def __post_init__(self) -> None:
-        check_text("label", self.label)
+        check_text("label", self.label, allow_empty=True)
         check_instance("first", self.first, Side)
         check_instance("second", self.second, Side)
         if self.minus is not None and (not isinstance(self.minus, tuple) or len(self.minus) != 2
