@@ -127,7 +127,7 @@ class Algorithm:
 
     @property
     def validator(self) -> Callable[..., dict]:
-        """The function's own validator: ``validator(**hyperparameters)`` returns them checked or raises ``ValueError``."""
+        """The function's own validator, ``validator(**hyperparameters)``, which returns them checked or raises ``ValueError``."""
         return getattr(importlib.import_module(f"covpo.algorithms.{self.module}"), self.validator_name)
 
     def __call__(self, instance: BanditInstance, **hyperparameters: object) -> Trajectory:

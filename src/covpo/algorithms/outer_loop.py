@@ -168,7 +168,7 @@ class OuterLoop:
     """The counting and recording of an outer loop, from ``theta_0`` to the finished :class:`~covpo.trajectory.Trajectory`.
 
     Created at ``theta_0 = policy.initial_params`` (recorded); then, per outer iteration, the
-    algorithm calls :meth:`reset` (APMD's ``pi_ref <- pi_t``) or reads :attr:`log_probs`, counts
+    algorithm calls :meth:`reset` (APMD's ``pi_ref <- pi_t``) or reads ``log_probs``, counts
     what it draws with :meth:`count_responses`, takes its inner steps with :meth:`step` (or
     counts an exact update with :meth:`count_step`), and closes the iteration with
     :meth:`end_iteration`; :meth:`finish` freezes the trajectory.

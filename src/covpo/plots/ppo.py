@@ -155,7 +155,7 @@ def clip_activity_figure(grid: ClipActivity) -> BookFigure:
     """PPO-Lite's clip fraction (left) and final suboptimality (right) against ``beta``, one line per interval.
 
     The intervals are the default one scaled by each width and PPO's fixed interval, applied
-    through its pessimistic minimum; the legend under the panels names them. The numbers are :meth:`~covpo.experiments.ppo.ClipActivity.table`.
+    through its pessimistic minimum; the legend under the panels names them. The numbers are :meth:`~covpo.experiments.ppo.clipping.ClipActivity.table`.
     """
     figure = new_figure(COLUMN_WIDTH, 3.9)
     clip_axes, cost_axes = figure.subplots(1, 2)

@@ -43,9 +43,9 @@ from covpo.validation import check_count
 METHOD_COLORS = {"KimiPO": "C1", "KimiPO-Norm": "C2", "Rebel-OnPolicy": "C3"}
 METHOD_MARKERS = {"KimiPO": "s", "KimiPO-Norm": "D", "Rebel-OnPolicy": "^"}
 LOSS_STYLES = dict(zip(LOSSES, (("C1", "-"), ("C2", "--"), ("k", ":"), ("C3", "-."))))
-#: Short names of :data:`covpo.experiments.squared_loss.LOSSES` for tick labels.
+#: Short names of :data:`covpo.experiments.squared_loss.curvature.LOSSES` for tick labels.
 LOSS_LABELS = dict(zip(LOSSES, ("KimiPO\n(mean)", "KimiPO-\nNorm", "exact\n$b_t$", "Rebel")))
-#: Legend names of :data:`covpo.experiments.squared_loss.LOSSES`.
+#: Legend names of :data:`covpo.experiments.squared_loss.curvature.LOSSES`.
 LOSS_NAMES = dict(zip(LOSSES, ("KimiPO: mean baseline", "KimiPO-Norm: $\\mathbb{E}\\,\\hat b$ with $G$ extra",
                                "exact normalizer $b_t$", "Rebel-OnPolicy: pairwise")))
 STEP_ERROR_COLOR = "C0"

@@ -29,7 +29,7 @@ PROMPTS = (("training", "hard training prompts"), ("held-out", "hard held-out pr
 
 
 STYLE_INDEX = {"fixed, weak beta": 0, "fixed, strong beta": 1, "APMD": 2, "APMD, exact target": 4}
-"""Style positions of the drawn arms: four distinct colours and markers, none of them faint."""
+"""Style positions of the drawn arms, with four distinct colours and markers, none of them faint."""
 
 
 def arm_style(arm: str) -> dict[str, str]:

@@ -6,24 +6,24 @@ Paper sections 3.2 and 3.3, appendices G and H. The algorithms live in
 frozen records for the figures of :mod:`covpo.plots.ppo`, one module per topic (importance
 weights, clipping, estimator spread, the practice recipe, concavity), all re-exported here:
 
-- :mod:`~covpo.experiments.ppo.ratios`, :func:`ratio_spread` and :func:`ratio_bounds_by_beta`: the importance weights of PPO-NoClip
+- :mod:`~covpo.experiments.ppo.ratios`, :func:`~covpo.experiments.ppo.ratios.ratio_spread` and :func:`~covpo.experiments.ppo.ratios.ratio_bounds_by_beta`: the importance weights of PPO-NoClip
   per outer iteration, and their extremes against ``[exp(-R/beta), exp(R/beta)]``;
-- :mod:`~covpo.experiments.ppo.clipping`, :func:`clip_activity_grid`: how often PPO-Lite clips as
+- :mod:`~covpo.experiments.ppo.clipping`, :func:`~covpo.experiments.ppo.clipping.clip_activity_grid`: how often PPO-Lite clips as
   ``beta`` and the clipping interval vary, whether the target itself is ever clipped, and
   what clipping costs the optimization;
-- :mod:`~covpo.experiments.ppo.estimators`, :func:`estimator_spread`: the spread, across independent batches, of the importance-weighted
+- :mod:`~covpo.experiments.ppo.estimators`, :func:`~covpo.experiments.ppo.estimators.estimator_spread`: the spread, across independent batches, of the importance-weighted
   objective and gradient with and without clipping, at a fixed batch size;
-- :mod:`~covpo.experiments.ppo.practice`, :func:`practice_recipes`: the common practice recipe as :class:`~covpo.experiments.sweeps.Method`
+- :mod:`~covpo.experiments.ppo.practice`, :func:`~covpo.experiments.ppo.practice.practice_recipes`: the common practice recipe as :class:`~covpo.experiments.sweeps.Method`
   records, for :func:`~covpo.experiments.sweeps.compare_recipes` beside the methods of the cost
   sweeps (:func:`~covpo.experiments.sweeps.random_family_methods`,
   :func:`~covpo.experiments.sweeps.collapse_family_methods`) on the families of :mod:`covpo.families`;
-- :func:`reverse_kl_optimum`, the policy that the k3 penalty's gradient points to;
-- :mod:`~covpo.experiments.ppo.concavity`, :func:`regularized_hessian`, :func:`landscape` and :func:`inner_loop_curvature`: the local
+- :func:`~covpo.experiments.ppo.practice.reverse_kl_optimum`, the policy that the k3 penalty's gradient points to;
+- :mod:`~covpo.experiments.ppo.concavity`, :func:`~covpo.experiments.ppo.concavity.regularized_hessian`, :func:`~covpo.experiments.ppo.concavity.landscape` and :func:`~covpo.experiments.ppo.concavity.inner_loop_curvature`: the local
   concavity of PPO-NoClip's population objective (paper Eq. 24) against KimiPO's global
   convexity (appendix J.1), and the objective-gap identity of appendix G.1 along the inner loop;
-- :func:`ppo_min_thresholds` (clipping): PPO's fixed interval ``[1 - eps, 1 + eps]`` applied through its
+- :func:`~covpo.experiments.ppo.clipping.ppo_min_thresholds` (clipping): PPO's fixed interval ``[1 - eps, 1 + eps]`` applied through its
   pessimistic minimum, as PPO-Lite thresholds;
-- :func:`clipping_benefit` (clipping): PPO-NoClip against PPO-Lite with the same sampled penalty, in
+- :func:`~covpo.experiments.ppo.clipping.clipping_benefit` (clipping): PPO-NoClip against PPO-Lite with the same sampled penalty, in
   training runs where the clip acts.
 
 Every instance, constant, budget and seed here is ours; the paper's are not reproduced.

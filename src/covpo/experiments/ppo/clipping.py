@@ -62,11 +62,11 @@ class ClipActivity:
         ``J* - J`` at the end, the lowest base-10 log coverage, and the mean accuracy
         ``E_x KL(pi_{t+1} || pi*_{t+1})`` of the inner loops, same shape.
     target_extent
-        :func:`target_log_ratio_extent` over each run's references, same shape (at most 1).
+        :func:`~covpo.experiments.ppo.ratios.target_log_ratio_extent` over each run's references, same shape (at most 1).
     n_iterations
         Outer iterations at each ``beta``, ``ceil(horizon beta)``.
     eta_beta, inner_steps, batch_size, horizon
-        The settings, as for :class:`RatioBoundsTable`.
+        The settings, as for :class:`~covpo.experiments.ppo.ratios.RatioBoundsTable`.
     """
 
     betas: np.ndarray

@@ -4,17 +4,17 @@ Everything here is built on :mod:`covpo.experiments.population` (the exact popul
 Hessians and baseline moments) and the three sampled algorithms, :mod:`covpo.algorithms.kimipo`
 and :mod:`covpo.algorithms.rebel`; one module per topic, all re-exported here:
 
-- :mod:`~covpo.experiments.squared_loss.baselines`, :func:`baseline_bias_sweep`: how far each baseline's expectation sits from the normalizer
+- :mod:`~covpo.experiments.squared_loss.baselines`, :func:`~covpo.experiments.squared_loss.baselines.baseline_bias_sweep`: how far each baseline's expectation sits from the normalizer
   ``b_t`` (the mean baseline against ``beta``, the normalizer baseline against ``G``), and
   the error that bias leaves in one exactly solved APMD step.
-- :mod:`~covpo.experiments.squared_loss.curvature`, :func:`curvature_scan` and :func:`loss_slice`: the smallest Hessian eigenvalue of each
+- :mod:`~covpo.experiments.squared_loss.curvature`, :func:`~covpo.experiments.squared_loss.curvature.curvature_scan` and :func:`~covpo.experiments.squared_loss.curvature.loss_slice`: the smallest Hessian eigenvalue of each
   population loss over a ball around ``theta_t``, and the losses along a line.
-- :mod:`~covpo.experiments.squared_loss.table_1`, :func:`table_1`: the paper's Table 1 measured, the cheapest setting of KimiPO and
+- :mod:`~covpo.experiments.squared_loss.table_1`, :func:`~covpo.experiments.squared_loss.table_1.table_1`: the paper's Table 1 measured, the cheapest setting of KimiPO and
   KimiPO-Norm for each accuracy ``eps``, with fitted scalings in ``1 / eps``.
-- :mod:`~covpo.experiments.squared_loss.mse`, :func:`mse_path` and :func:`rebel_objective_check`: the mean-squared-error criterion of the
+- :mod:`~covpo.experiments.squared_loss.mse`, :func:`~covpo.experiments.squared_loss.mse.mse_path` and :func:`~covpo.experiments.squared_loss.mse.rebel_objective_check`: the mean-squared-error criterion of the
   paper's section 4.1 along a run (each step's MSE against the exact mirror-descent step, its KL,
   the method's own objective and the coverage bound it implies), and Rebel-OnPolicy's objective
-  on fresh batches against that MSE (appendix L). :func:`batch_size_study`
+  on fresh batches against that MSE (appendix L). :func:`~covpo.experiments.squared_loss.batch_size.batch_size_study`
   (:mod:`~covpo.experiments.squared_loss.batch_size`) measures every run it makes this way.
 """
 

@@ -67,7 +67,7 @@ class BatchSizeStudy:
     reached
         Same shape: whether the run became ``eps``-optimal.
     paths
-        Each run's :class:`MSEPath` (``None`` where it diverged or is not a squared-loss run), in the order of the runs:
+        Each run's :class:`~covpo.experiments.squared_loss.mse.MSEPath` (``None`` where it diverged or is not a squared-loss run), in the order of the runs:
         method, then batch size, then seed; see :meth:`path`.
     """
 
@@ -79,7 +79,7 @@ class BatchSizeStudy:
     paths: tuple[MSEPath | None, ...] = ()
 
     def path(self, method: int, batch: int, seed: int) -> MSEPath | None:
-        """The :class:`MSEPath` of run ``(method, batch size, seed)`` (indices), ``None`` if it diverged."""
+        """The :class:`~covpo.experiments.squared_loss.mse.MSEPath` of run ``(method, batch size, seed)`` (indices), ``None`` if it diverged."""
         return self.paths[(method * self.batch_sizes.size + batch) * len(self.seeds) + seed]
 
     def mse_table(self, caption: str = "") -> Table:
@@ -151,8 +151,8 @@ def batch_size_study(
 
     Run ``(i, j, k)`` draws from ``np.random.default_rng([seed_k, i, j])`` and uses the first
     learning rate of the method's grid; the runs go through :func:`covpo.experiments.parallel.run_tasks`.
-    Each squared-loss run is also measured in the MSE criterion's terms (:func:`mse_path`, paper
-    section 4.1); other methods' runs get no :class:`MSEPath`.
+    Each squared-loss run is also measured in the MSE criterion's terms (:func:`~covpo.experiments.squared_loss.mse.mse_path`, paper
+    section 4.1); other methods' runs get no :class:`~covpo.experiments.squared_loss.mse.MSEPath`.
     """
     instance = check_instance("instance", instance, BanditInstance)
     methods = check_methods("methods", methods)

@@ -3,7 +3,7 @@
 :func:`squared_loss_inner_loops` runs KimiPO, KimiPO-Norm or Rebel-OnPolicy once and measures
 every inner iterate ``theta_{t,k}`` of every outer iteration: the step's mean-squared error
 against the exact mirror-descent step (section 4.1; the form of the error is our
-reconstruction, :func:`covpo.algorithms.squared_loss.regression_mse`) and its distance to the
+reconstruction, :func:`covpo.experiments.population.regression_mse`) and its distance to the
 target parameter ``theta*_{t+1} = theta_t + theta_star / beta``, relative to where the loop
 started.
 """

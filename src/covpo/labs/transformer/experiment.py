@@ -95,14 +95,14 @@ def full_cells() -> tuple[Cell, ...]:
                     for group in GROUP_SIZES[1:]))
 
 
-#: Sizes of the study: the book's (about a minute on two CPU cores) and the full one (scripts/).
+#: Sizes of the study, the book's (about a minute on two CPU cores) and the full one (scripts/).
 SIZES = {
     "book": {"base_models": 3, "seeds_per_base": 2, "n_steps": 24, "n_prompts": 16, "slot_size": 8, "inner_steps": 4,
              "held_out": 64, "pretrain_steps": 600, "pretrain_batch": 32, "n_samples": 256, "chunk": 6},
     "full": {"base_models": 3, "seeds_per_base": 6, "n_steps": 24, "n_prompts": 16, "slot_size": 8, "inner_steps": 4,
              "held_out": 64, "pretrain_steps": 600, "pretrain_batch": 32, "n_samples": 256, "chunk": 18},
 }
-#: The model every size trains: one layer, four heads, width 32.
+#: The model every size trains, with one layer, four heads, width 32.
 BOOK_CONFIG = ModelConfig(d_model=32, n_layers=1, n_heads=4)
 PRETRAIN_LEARNING_RATE = 1e-2
 
@@ -187,7 +187,7 @@ class TransformerStudy:
         """``mean_x KL(pi_t || pi*_{t+1})`` over the training prompts, ``pi*_{t+1} = pi_t exp(r / beta) / Z``, per run and step ``[R, T]``.
 
         The distance each outer step's inner loop starts from (``beta`` the run's, 1 where it is
-        0, as for :attr:`accuracy`); exact, from the probabilities of the two rewarded answers:
+        0, as for ``accuracy``); exact, from the probabilities of the two rewarded answers:
         ``KL = log Z - E_{pi_t} r / beta`` with ``Z = 1 + p (e^{1/beta} - 1) + q (e^{r~/beta} - 1)``.
         """
         beta = np.array([self.methods[self.cells[c].arm].beta or 1.0 for c in self.run_cell])[:, None, None]

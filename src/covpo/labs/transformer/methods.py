@@ -104,8 +104,8 @@ def fastest_stable_rate(rates, rewards) -> tuple[float, np.ndarray, np.ndarray]:
 
     Returns
     -------
-    rate, speed, stable
-        The chosen rate; each rate's speed, the median over seeds of the mean batch reward
+    tuple
+        ``(rate, speed, stable)``: the chosen rate; each rate's speed, the median over seeds of the mean batch reward
         over the run (the area under the reward curve); and whether it was stable: every
         reward finite and, in every seed, the last quarter's mean reward at least the first
         quarter's (a rate whose reward fell back is not stable). The chosen rate is the

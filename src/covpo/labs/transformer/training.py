@@ -78,7 +78,7 @@ from .task import ReversalTask, answer_index, check_prompts, correct_answer, mix
 FAMILIES = ("grpo", "rebel", "apmd")
 """The three loss families (module docstring)."""
 ADVANTAGES = ("group", "loo")
-"""GRPO's advantages: group-normalized (TRL's default) or leave-one-out."""
+"""GRPO's advantages, group-normalized (TRL's default) or leave-one-out."""
 STD_EPSILON = 1e-4
 """TRL's constant in ``(r - mean) / (std + 1e-4)``."""
 
