@@ -7,7 +7,8 @@ stops on precision loss at a point that depends on the rounding, for instance), 
 runs every unit-test file once more, in a pytest process of its own under
 ``scripts/cpu_profile.py``'s profile. The files left out compute no numbers that a CPU could
 round differently: they check files, servers, a browser, the package's imports, Sphinx
-extensions, or that bad input raises (the fuzz suite: about a fifth of this pass's time); the
+extensions, that bad input raises (the fuzz suite), or that the benchmark scripts run at their
+tiny size (their times are not read, and every number they compute is a unit test's too); the
 profile's own test starts processes under the profile itself.
 """
 
@@ -37,6 +38,7 @@ PROFILE_INDEPENDENT = (
     "test_fuzz.py",
     "test_validation.py",
     "test_cpu_profile.py",
+    "test_benchmarks.py",
     Path(__file__).name,
 )
 # A hang guard only: the pass takes about a minute and a half of one core on an idle machine.

@@ -34,6 +34,7 @@ from covpo.labs.transformer import (  # noqa: E402
     sign_test_interval,
     train_runs,
 )
+import covpo.labs.transformer.training as training  # noqa: E402
 from covpo.labs.transformer.experiment import plan_study  # noqa: E402
 from covpo.labs.transformer.model import (  # noqa: E402
     all_answer_log_probs,
@@ -75,6 +76,7 @@ decode_step = compiled(decode_step, static_argnums=1)
 held_out_log_probs = compiled(held_out_log_probs, static_argnums=(1, 2))
 sample_answers = compiled(sample_answers, static_argnames=("config", "n"))
 train_runs = compiled(train_runs, static_argnames=("setup",))
+unoptimized_pretraining = compiled(training._pretrain.__wrapped__, static_argnames=("config", "n_steps", "batch"))
 
 
 def all_answers(config: ModelConfig) -> jnp.ndarray:
@@ -265,21 +267,31 @@ def test_regularized_target_sums_to_one_and_maximizes_the_regularized_objective(
 
 
 TINY_TASK = ReversalTask(n_symbols=3, length=2)
+# The tests that train use four symbols, the fewest the decoupled task of a study's plan allows.
+TRAIN_CONFIG = ModelConfig(n_symbols=4, length=2, d_model=8, n_layers=1, n_heads=2)
+TRAIN_TASK = ReversalTask(n_symbols=4, length=2)
+# One setup, two arms and one shape of inputs for every test that trains: ``train_runs`` then
+# compiles once for all of them (the inner-loop choice ``exact`` is traced, not static).
+TINY_SETUP = TrainingSetup(TRAIN_CONFIG, n_steps=3, n_slots=3, slot_size=2, inner_steps=30)
+TINY_SIZES = {"base_models": 2, "seeds_per_base": 1, "n_steps": 3, "n_prompts": 3, "slot_size": 2, "inner_steps": 30,
+              "held_out": 2, "pretrain_steps": 2, "pretrain_batch": 4}
 
 
 def tiny_run(key: int = 9, near_reward: float = 0.9) -> RunInputs:
-    """One run's inputs on the 9 prompts of the tiny task: 3 training prompts, 2 held out."""
-    prompts = jnp.asarray(all_prompts(TINY_TASK))
+    """One run's inputs on the 16 prompts of the four-symbol task: 3 training prompts (one easy), 2 held out."""
+    prompts = jnp.asarray(all_prompts(TRAIN_TASK))
     train, held = prompts[jnp.array([1, 5, 7])], prompts[jnp.array([2, 6])]
-    return RunInputs(init_params(TINY, jax.random.PRNGKey(8)), train, correct_answer(TINY_TASK, train),
-                     near_miss(TINY_TASK, train), held, correct_answer(TINY_TASK, held),
-                     near_miss(TINY_TASK, held), jnp.float32(near_reward), jnp.arange(3, dtype=jnp.int32),
+    return RunInputs(init_params(TRAIN_CONFIG, jax.random.PRNGKey(8)), train, correct_answer(TRAIN_TASK, train),
+                     near_miss(TRAIN_TASK, train), held, correct_answer(TRAIN_TASK, held),
+                     near_miss(TRAIN_TASK, held), jnp.float32(near_reward), jnp.arange(3, dtype=jnp.int32),
                      jax.random.PRNGKey(key))
 
 
-def run_arms(methods: list[Method], setup: TrainingSetup, run: RunInputs):
+def run_arms(methods: list[Method], run: RunInputs):
+    """Train the two ``methods`` on ``run`` with :data:`TINY_SETUP`."""
+    assert len(methods) == 2, "every training test runs two arms, so that one program serves them all"
     stacked = jax.tree_util.tree_map(lambda leaf: jnp.stack([leaf] * len(methods)), run)
-    return train_runs(setup, methods[0].exact, stack_constants(methods), stacked)
+    return train_runs(TINY_SETUP, methods[0].exact, stack_constants(methods), stacked)
 
 
 def step_distance(log_coverage: np.ndarray, log_near: np.ndarray, near_reward: float, beta: float) -> np.ndarray:
@@ -290,38 +302,39 @@ def step_distance(log_coverage: np.ndarray, log_near: np.ndarray, near_reward: f
 
 
 def test_exact_target_apmd_fits_each_steps_target_from_the_policy_that_it_resets_to():
-    """Every outer step's K steps close most of the distance from pi_t to pi_t exp(r / beta) / Z.
+    """Every outer step's K steps close most of the distance from pi_t to pi_t exp(r / beta) / Z, at two learning rates.
 
     A reset that does nothing (the base model kept as the reference) or a penalty of the wrong
     sign fails this test: the iterate then fits another target, or none.
     """
-    setup = TrainingSetup(TINY, n_steps=3, n_slots=3, slot_size=2, inner_steps=30)
-    arm = Method("apmd", 3e-2, family="apmd", beta=0.5, exact_reward=True)
-    _, record = run_arms([arm], setup, tiny_run())
-    before = step_distance(np.asarray(record.log_coverage[0, :-1]), np.asarray(record.log_near[0, :-1]), 0.9, 0.5)
-    after = np.asarray(record.accuracy[0])
-    assert (before.mean(-1) > 1e-2).all()
-    assert (after < 0.2 * before.mean(-1)).all()
+    beta = 0.5
+    arms = [Method(f"apmd {rate}", rate, family="apmd", beta=beta, exact_reward=True) for rate in (3e-2, 2e-2)]
+    _, record = run_arms(arms, tiny_run())
+    for i in range(len(arms)):
+        before = step_distance(np.asarray(record.log_coverage[i, :-1]), np.asarray(record.log_near[i, :-1]), 0.9, beta)
+        after = np.asarray(record.accuracy[i])
+        assert (before.mean(-1) > 1e-2).all()
+        assert (after < 0.2 * before.mean(-1)).all()
 
 
 def test_the_k3_penalty_pulls_the_policy_toward_its_reference():
     """With zero advantages a step on the GRPO loss lowers KL(pi_ref || pi): the penalty has the right sign."""
-    run = tiny_run()
+    base, prompts = init_params(TINY, jax.random.PRNGKey(8)), jnp.asarray(all_prompts(TINY_TASK))[jnp.array([1, 5, 7])]
     reference = init_params(TINY, jax.random.PRNGKey(18))
     answers = jnp.asarray(np.tile(all_answers(TINY)[None, :8], (3, 1, 1)))
-    old = group_token_log_probs(run.base, TINY, run.prompts, answers)
-    ref = group_token_log_probs(reference, TINY, run.prompts, answers)
+    old = group_token_log_probs(base, TINY, prompts, answers)
+    ref = group_token_log_probs(reference, TINY, prompts, answers)
     zeros = jnp.zeros(answers.shape[:2])
     constants = Method("fixed", 1e-3, beta=1.0).constants()
-    gradient = compiled(jax.grad(policy_loss), static_argnums=1)(run.base, TINY, run.prompts, answers, old, ref,
+    gradient = compiled(jax.grad(policy_loss), static_argnums=1)(base, TINY, prompts, answers, old, ref,
                                                                 zeros, zeros, constants)
-    stepped = jax.tree_util.tree_map(lambda p, g: p - 1e-2 * g, run.base, gradient)
+    stepped = jax.tree_util.tree_map(lambda p, g: p - 1e-2 * g, base, gradient)
 
     def distance(params):
-        return float(sequence_kl(all_answer_log_probs(reference, TINY, run.prompts),
-                                 all_answer_log_probs(params, TINY, run.prompts)).mean())
+        return float(sequence_kl(all_answer_log_probs(reference, TINY, prompts),
+                                 all_answer_log_probs(params, TINY, prompts)).mean())
 
-    assert distance(stepped) < distance(run.base)
+    assert distance(stepped) < distance(base)
 
 
 def test_trl_sync_mixes_the_policy_into_the_reference_every_period_only():
@@ -334,14 +347,13 @@ def test_trl_sync_mixes_the_policy_into_the_reference_every_period_only():
     np.testing.assert_array_equal(synced_reference(params, reference, jnp.int32(3), fixed)["w"], 0.0)
 
 
-def test_arms_of_a_seed_share_base_model_prompts_and_random_stream():
-    task = ReversalTask(n_symbols=4, length=2)
-    config = ModelConfig(n_symbols=4, length=2, d_model=8, n_layers=1, n_heads=2)
-    sizes = {"base_models": 2, "seeds_per_base": 1, "n_steps": 2, "n_prompts": 4, "slot_size": 2, "inner_steps": 2,
-             "held_out": 4, "pretrain_steps": 2, "pretrain_batch": 4}
-    arms = ("fixed, weak beta", "beta = 0", "REINFORCE, leave-one-out")
-    plan = plan_study("book", cells=tuple(Cell("mixed", arm) for arm in arms), config=config, task=task,
-                      sizes=sizes)
+def test_arms_of_a_seed_share_base_model_prompts_and_random_stream(monkeypatch):
+    # the base models are pre-trained by the test's unoptimized compilation: the values, not the speed, are checked
+    monkeypatch.setattr(training, "_pretrain", unoptimized_pretraining)
+    arms = ("fixed, weak beta", "REINFORCE, leave-one-out")
+    plan = plan_study("book", cells=tuple(Cell("hard-only", arm, group_size=2) for arm in arms), config=TRAIN_CONFIG,
+                      task=TRAIN_TASK, sizes=TINY_SIZES)
+    assert plan.setup == TINY_SETUP
     for seed in range(2):
         runs = [plan.inputs(c, seed) for c in range(len(arms))]
         for run, _ in runs[1:]:
@@ -357,24 +369,24 @@ def test_arms_of_a_seed_share_base_model_prompts_and_random_stream():
 
 
 def test_coverage_and_kl_are_logged_for_the_model_the_run_returns():
-    setup = TrainingSetup(TINY, n_steps=3, n_slots=3, slot_size=2, inner_steps=2)
+    setup = TINY_SETUP
     arms = [make_arm("fixed, weak beta", 1e-2, setup.gradient_steps), make_arm("Rebel", 1e-2, setup.gradient_steps)]
     run = tiny_run()
-    final, record = run_arms(arms, setup, run)
+    final, record = run_arms(arms, run)
     assert record.log_coverage.shape[1] == setup.n_steps + 1
     for i in range(len(arms)):
         params = jax.tree_util.tree_map(lambda leaf: leaf[i], final)
-        table = all_answer_log_probs(params, TINY, run.prompts)
-        np.testing.assert_allclose(record.log_coverage[i, -1], table[jnp.arange(3), answer_index(run.correct, 3)],
+        table = all_answer_log_probs(params, TRAIN_CONFIG, run.prompts)
+        np.testing.assert_allclose(record.log_coverage[i, -1], table[jnp.arange(3), answer_index(run.correct, TRAIN_CONFIG.n_symbols)],
                                    atol=2e-5)
-        held, _ = held_out_log_probs(params, TINY, TINY_TASK, run.held_out)
+        held, _ = held_out_log_probs(params, TRAIN_CONFIG, TRAIN_TASK, run.held_out)
         np.testing.assert_allclose(record.held_log_coverage[i, -1], held, atol=2e-5)
-        base = all_answer_log_probs(run.base, TINY, run.prompts)
+        base = all_answer_log_probs(run.base, TRAIN_CONFIG, run.prompts)
         np.testing.assert_allclose(record.kl[i, -1], sequence_kl(table, base).mean(), atol=2e-5)
-    again = run_arms(arms, setup, run)
+    again = run_arms(arms, run)
     for a, b in zip(jax.tree_util.tree_leaves((final, record)), jax.tree_util.tree_leaves(again)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-    assert setup.responses == 3 * 3 * 2 and setup.gradient_steps == 3 * 2
+    assert setup.responses == 3 * 3 * 2 and setup.gradient_steps == 3 * 30
 
 
 def test_sign_test_interval_brackets_the_median_at_its_level():
