@@ -25,14 +25,14 @@ def sequence_figure(experiment: SequenceExperiment) -> BookFigure:
     coverage_axes.set_xscale("log")
     coverage_axes.set_xlabel("gradient steps")
     coverage_axes.set_ylabel("$\\log_{10}$ coverage\n(optimal sequence)")
-    coverage_axes.set_title(f"Exact runs: V = {experiment.vocab_size}, L = {experiment.length}, gap {experiment.gap:g}",
+    coverage_axes.set_title(f"Exact runs: $V = {experiment.vocab_size}$, $H = {experiment.length}$, gap {experiment.gap:g}",
                             loc="left")
     coverage_axes.legend(loc="lower left")
     for i, name in enumerate(experiment.ratio_names):
         largest = experiment.max_abs_log_sequence_ratio[i].max(axis=1)
         ratio_axes.plot(experiment.ratio_lengths, largest, label=name, **series_style(i + 2))
     ratio_axes.axhline(1.0 / experiment.beta, color="k", ls="--", lw=1, label="target's bound $R/\\beta$")
-    ratio_axes.set_xlabel("sequence length $L$")
+    ratio_axes.set_xlabel("sequence length $H$")
     ratio_axes.set_xticks(experiment.ratio_lengths)
     ratio_axes.set_ylabel("largest $|\\log w|$ of a\nsequence over the run")
     ratio_axes.set_title("Sampled reset methods: the sequence-level ratio", loc="left")

@@ -324,7 +324,7 @@ class HeadToHead:
         rows = tuple(self._table_row(row, method) for row, method in enumerate(self.methods))
         coverages = ", ".join(f"{c:g}" for c in np.round(self.coverages, 3))
         caption = (
-            f"{self.label + ': ' if self.label else ''}ε = {self.eps:g}, C_cov = {coverages}, "
+            f"{self.label + ': ' if self.label else ''}ε = {self.eps:g}, $C_{{\\mathrm{{cov}}}}$ = {coverages}, "
             f"seeds {', '.join(str(seed) for seed in self.seeds)}"
         )
         return Table(
@@ -334,7 +334,7 @@ class HeadToHead:
             caption=caption,
             notes=(
                 f"* after a name: some run lost more than half of a prompt's base coverage "
-                f"(a loss above log10 2 = {HALF_COVERAGE_DECADES:.2f} decades).",
+                f"(a loss above $\\log_{{10}} 2$ = {HALF_COVERAGE_DECADES:.2f} decades).",
                 "Medians are over the runs that reached ε; '-': no run did. 'exact': the algorithm "
                 "samples nothing. Best-of-N is test-time: its cost is responses per test prompt and "
                 "nothing is trained. An exact solve (exact APMD's target) counts as one step.",

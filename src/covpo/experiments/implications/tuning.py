@@ -385,7 +385,7 @@ def tuning_summary_table(maps: Sequence[TuningMap]) -> Table:
         ("… its median responses to ε", []),
         ("strongest β that reaches ε in T resets (exact mirror descent)", []),
         ("strongest β the rate bound certifies", []),
-        (f"K from ηβK ≥ {ACCURACY_PRODUCT:g} (chapter 3)", []),
+        (f"$K$ from $\\eta\\beta K \\ge {ACCURACY_PRODUCT:g}$ (chapter 3)", []),
         ("K from the coverage-aware rule", []),
     ]
     for tuning_map in maps:
@@ -410,8 +410,8 @@ def tuning_summary_table(maps: Sequence[TuningMap]) -> Table:
         ("quantity", *(_map_title(tuning_map) for tuning_map in maps)),
         tuple((name, *cells) for name, cells in quantities),
         caption=(
-            f"Tuning maps: {first.response_budget:,} responses per run (N = {first.batch_size}, "
-            f"T = {first.n_iterations}), η = {first.eta_beta:g}/β, ε = {first.eps:g}, {first.n_seeds} seeds per cell"
+            f"Tuning maps: {first.response_budget:,} responses per run ($N = {first.batch_size}$, "
+            f"$T = {first.n_iterations}$), $\\eta = {first.eta_beta:g}/\\beta$, ε = {first.eps:g}, {first.n_seeds} seeds per cell"
         ),
         notes=(
             "A seed loses coverage when some prompt's coverage falls below half its base value, or the run "

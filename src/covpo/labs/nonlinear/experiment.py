@@ -289,7 +289,7 @@ class NonlinearExperiment:
         bases = ", ".join(f"{family} {base:.2f}" for family, base in zip(self.families, self.base_log10_coverage))
         return Table(
             ("instance", "method", "policy", r"worst $\log_{10}$ coverage", f"seeds reaching ε (of {len(self.seeds)})",
-             "median steps to ε", "median final J* - J", "worst inner KL"),
+             "median steps to ε", r"median final $J^\star - J$", "worst inner KL"),
             tuple(rows),
             caption=(
                 f"Linear policy against a network of width {self.width}, ε = {self.eps:g}, "

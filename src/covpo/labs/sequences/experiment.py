@@ -182,7 +182,7 @@ class SequenceExperiment:
             rows,
             caption=f"Sampled reset methods against the sequence length $H$ (seed {self.seed})",
             notes=(f"$w$: a sequence's ratio to the reference, $w_h$: a token's; largest over the batches and inner "
-                   f"steps of the run. The target's bound on |log w| is R/β = {1.0 / self.beta:g}. "
+                   f"steps of the run. The target's bound on $\\lvert\\log w\\rvert$ is $R/\\beta = {1.0 / self.beta:g}$. "
                    "'-': ε not reached.",),
         )
 
