@@ -48,8 +48,6 @@ NUMBERED_CHAPTERS = numbered_chapters(TOC)
 MAX_PAGE_BYTES = 5_000_000
 VIEWPORT = {"width": 1280, "height": 900}
 MAX_SCREENSHOT_HEIGHT = 16_000
-# A chapter a reader finishes: at most this many screens of the viewport, collapsed sections closed.
-MAX_CHAPTER_SCREENS = 25
 # A figure shown at less than this fraction of its design width is too small to read.
 MIN_FIGURE_SCALE = 0.8
 # CSS pixels per inch of a figure's design size (covpo.plots.style.DISPLAY_PX_PER_INCH), and the
@@ -533,15 +531,6 @@ def test_chapter_blocks_do_not_overflow_sideways(page_reports, entry):
     report = chapter_report(page_reports, entry)
     wide = [f"{block['kind']} ({block['overflow']} px): {block['text']!r}" for block in report.inspection["overflowing"]]
     assert not wide, f"blocks wider than the column on {report.page}: " + "; ".join(wide)
-
-
-@pytest.mark.parametrize("entry", NUMBERED_CHAPTERS)
-def test_chapter_is_at_most_25_screens_long(page_reports, entry):
-    report = chapter_report(page_reports, entry)
-    screens = report.inspection["scrollHeight"] / VIEWPORT["height"]
-    assert screens <= MAX_CHAPTER_SCREENS, (
-        f"{report.page} is {screens:.1f} screens of {VIEWPORT['width']} x {VIEWPORT['height']} with its collapsed "
-        f"sections closed; fold detail into dropdowns or an appendix page to keep it within {MAX_CHAPTER_SCREENS}")
 
 
 @pytest.mark.parametrize("entry", CHAPTERS)
