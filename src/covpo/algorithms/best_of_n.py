@@ -1,12 +1,12 @@
 """Best-of-N sampling from a fixed policy: the coverage-governed baseline (paper section 1.3).
 
 Best-of-N draws ``N`` independent responses from ``pi(.|x)`` and keeps the best. It misses
-every optimal response with probability ``(1 - c(x))^N``, where ``c(x) = pi(Y*(x)|x)`` is
+every optimal response with probability ``(1 - c(x))^n``, where ``c(x) = pi(Y*(x)|x)`` is
 the coverage, so its cost is governed by coverage alone.
 
 The success formulas (:func:`best_of_n_success` and its relatives) hold for any policy;
 :func:`best_of_n` runs Best-of-N from the base model as a test-time procedure, reporting the
-exact distribution of the response it returns (:func:`best_of_n_log_policy`) at the ``N`` that
+exact distribution of the response it returns (:func:`best_of_n_log_policy`) at the ``n`` that
 makes every prompt succeed with probability ``1 - delta`` (:func:`best_of_n_size`).
 """
 
@@ -51,9 +51,9 @@ def _check_sizes(n: np.ndarray | int) -> np.ndarray:
 def log_best_of_n_success(log_coverage: np.ndarray | float, n: np.ndarray | int) -> np.ndarray:
     """Log of the exact Best-of-N success probability ``1 - (1 - c)^N``, from ``log c``.
 
-    With ``m = -N log(1 - c)`` the success probability is ``-expm1(-m)``. ``log m`` is formed
-    in log space (``log N + log c`` plus a correction when ``c`` is tiny), so the result stays
-    exact for coverages far below ``1e-300``, where it equals ``log N + log c``. Broadcasts.
+    With ``m = -n log(1 - c)`` the success probability is ``-expm1(-m)``. ``log m`` is formed
+    in log space (``log n + log c`` plus a correction when ``c`` is tiny), so the result stays
+    exact for coverages far below ``1e-300``, where it equals ``log n + log c``. Broadcasts.
     """
     log_c = _check_log_coverage(log_coverage)
     counts = _check_sizes(n)
@@ -73,7 +73,7 @@ def best_of_n_success(log_coverage: np.ndarray | float, n: np.ndarray | int) -> 
 
 
 def best_of_n_samples_needed(log_coverage: np.ndarray | float, delta: float) -> np.ndarray:
-    """Smallest ``N`` with ``(1 - c)^N <= delta``: ``ceil(log(1/delta) / -log(1 - c))``.
+    """Smallest ``n`` with ``(1 - c)^n <= delta``: ``ceil(log(1/delta) / -log(1 - c))``.
 
     It never exceeds the bound ``log(1/delta) / c`` of paper section 1.3 rounded up, and it is at least 1:
     a coverage that rounds to 1 (``log c`` within about ``1e-16`` of 0) needs one draw.
@@ -87,7 +87,7 @@ def best_of_n_samples_needed(log_coverage: np.ndarray | float, delta: float) -> 
 
 
 def best_of_n_samples_bound(log_coverage: np.ndarray | float, delta: float) -> np.ndarray:
-    """The sufficient sample size ``log(1/delta) / c`` from ``(1 - c)^N <= exp(-N c)``."""
+    """The sufficient sample size ``log(1/delta) / c`` from ``(1 - c)^n <= exp(-n c)``."""
     delta = check_probability("delta", delta)
     log_c = _check_log_coverage(log_coverage)
     with np.errstate(over="ignore"):
@@ -147,9 +147,9 @@ def best_of_n_log_policy(instance: BanditInstance, log_probs: np.ndarray, n: int
 
 
 def best_of_n_size(instance: BanditInstance, delta: float) -> int:
-    """``N = max_x ceil(log(1/delta) / -log(1 - c_0(x)))``: every prompt succeeds with probability ``1 - delta``.
+    """``n = max_x ceil(log(1/delta) / -log(1 - c_0(x)))``: every prompt succeeds with probability ``1 - delta``.
 
-    :func:`best_of_n_samples_needed` at each prompt's base coverage; one ``N``
+    :func:`best_of_n_samples_needed` at each prompt's base coverage; one ``n``
     for all prompts, since a test-time procedure does not know which prompt is hard.
     """
     instance = check_bandit("instance", instance)
@@ -159,7 +159,7 @@ def best_of_n_size(instance: BanditInstance, delta: float) -> int:
 
 
 def check_best_of_n(*, delta: float) -> dict[str, object]:
-    """The hyperparameters of :func:`best_of_n` checked by its rules (its validator); the trajectory adds ``N``."""
+    """The hyperparameters of :func:`best_of_n` checked by its rules (its validator); the trajectory adds ``n``."""
     return {"delta": check_probability("delta", delta)}
 
 
@@ -168,8 +168,8 @@ def best_of_n(
 ) -> Trajectory:
     """Best-of-N from ``pi_0`` (paper section 1.3) as a two-record trajectory: the base model, then the Best-of-N policy.
 
-    ``N`` is :func:`best_of_n_size`; the second record's reward, log coverage and KL are those of
-    :func:`best_of_n_log_policy`, exactly. One iteration: ``N`` responses per test prompt in one
+    ``n`` is :func:`best_of_n_size`; the second record's reward, log coverage and KL are those of
+    :func:`best_of_n_log_policy`, exactly. One iteration: ``n`` responses per test prompt in one
     generation round, no gradient steps. ``on_inner_step``, an optional diagnostics callback,
     sees the base model's table and the returned one as an
     :class:`~covpo.algorithms.outer_loop.InnerStep` (the iterate is the table itself).

@@ -1,7 +1,7 @@
-"""Chapter 1's study of Best-of-N: its success against ``N`` at several coverages, exactly and by sampling (paper section 1.3).
+"""Chapter 1's study of Best-of-N: its success against ``n`` at several coverages, exactly and by sampling (paper section 1.3).
 
 :func:`coverage_instance` builds a one-prompt bandit whose base model has a given coverage;
-:func:`best_of_n_curves` sets the exact success ``1 - (1 - c)^N``
+:func:`best_of_n_curves` sets the exact success ``1 - (1 - c)^n``
 (:func:`covpo.algorithms.best_of_n.best_of_n_success`) beside Monte Carlo frequencies
 (:func:`covpo.algorithms.best_of_n.sampled_best_of_n`) in a :class:`BestOfNCurves` record.
 """
@@ -27,9 +27,9 @@ class BestOfNCurves:
     coverages
         The coverages ``c``, shape ``(n_coverages,)``.
     ns
-        The sample sizes ``N``, shape ``(n_ns,)``.
+        The sample sizes ``n``, shape ``(n_ns,)``.
     exact
-        ``1 - (1 - c)^N``, shape ``(n_coverages, n_ns)``.
+        ``1 - (1 - c)^n``, shape ``(n_coverages, n_ns)``.
     sampled
         Success frequencies over ``trials`` repetitions, same shape.
     trials
@@ -62,14 +62,14 @@ def coverage_instance(coverage: float, n_responses: int = 10) -> BanditInstance:
 def best_of_n_curves(
     coverages: np.ndarray, ns: np.ndarray, trials: int, rng: np.random.Generator
 ) -> BestOfNCurves:
-    """Best-of-N success against ``N`` for several coverages, exactly and by sampling responses (paper section 1.3).
+    """Best-of-N success against ``n`` for several coverages, exactly and by sampling responses (paper section 1.3).
 
     Parameters
     ----------
     coverages
         Base coverages ``c``, each strictly between 0 and 1, at least one.
     ns
-        Sample sizes ``N``, integers ``>= 1``, at least one.
+        Sample sizes ``n``, integers ``>= 1``, at least one.
     trials
         Monte Carlo repetitions per point, ``>= 1``.
     rng

@@ -26,7 +26,7 @@ BOUND_COLOR = PALETTE[2]
 
 
 def best_of_n_figure(curves: BestOfNCurves) -> BookFigure:
-    """Best-of-N success against ``N``: exact curves and sampled points with two-sigma bars."""
+    """Best-of-N success against ``n``: exact curves and sampled points with two-sigma bars."""
     figure = new_figure(COLUMN_WIDTH, 3.4)
     axes = figure.add_subplot()
     n_grid = np.unique(np.geomspace(1, curves.ns.max(), 200).astype(int))
@@ -40,7 +40,7 @@ def best_of_n_figure(curves: BestOfNCurves) -> BookFigure:
     handles.append(Line2D([], [], color="0.3", marker="o", ls="none", ms=4))
     labels.append(f"sampled ({curves.trials} trials)")
     axes.set_xscale("log")
-    axes.set_xlabel("responses drawn from the base model, $N$")
+    axes.set_xlabel("responses drawn from the base model, $n$")
     axes.set_ylabel("P(an optimal one among them)")
     axes.legend(handles, labels, loc="lower right")
     axes.grid(alpha=0.3)
@@ -76,7 +76,7 @@ def policy_figure(instance: BanditInstance, log_probs: np.ndarray, title: str) -
 
 
 def best_of_n_explorer_figure(coverage: float, n: int, delta: float) -> BookFigure:
-    """Widget figure: success against ``N`` at one coverage, the chosen ``N`` and the target ``1 - delta``."""
+    """Widget figure: success against ``n`` at one coverage, the chosen ``n`` and the target ``1 - delta``."""
     coverage = check_probability("coverage", coverage)
     n = check_count("n", n)
     delta = check_probability("delta", delta)
@@ -89,14 +89,14 @@ def best_of_n_explorer_figure(coverage: float, n: int, delta: float) -> BookFigu
     figure = new_figure(COLUMN_WIDTH, 3.2, constrained=False)
     figure.subplots_adjust(left=0.085, right=0.64, bottom=0.15, top=0.9)
     axes = figure.add_subplot()
-    axes.plot(n_grid, best_of_n_success(log_c, n_grid), color=PALETTE[0], label=r"$1-(1-c_0)^N$")
+    axes.plot(n_grid, best_of_n_success(log_c, n_grid), color=PALETTE[0], label=r"$1-(1-c_0)^n$")
     axes.axhline(1 - delta, color="0.4", ls="--", lw=1, label=rf"target $1-\delta$ = {1 - delta:.3g}")
-    axes.axvline(needed, color=NEEDED_COLOR, ls=":", lw=1.6, label=f"smallest sufficient $N$ = {needed}")
+    axes.axvline(needed, color=NEEDED_COLOR, ls=":", lw=1.6, label=f"smallest sufficient $n$ = {needed}")
     axes.axvline(bound, color=BOUND_COLOR, ls="-.", lw=1, label=rf"bound $\log(1/\delta)/c_0$ = {bound:.0f}")
-    axes.plot([n], [success], "o", color="k", label=f"$N$ = {n}: success {success:.3f}")
+    axes.plot([n], [success], "o", color="k", label=f"$n$ = {n}: success {success:.3f}")
     axes.set_xscale("log")
     axes.set_ylim(-0.02, 1.02)
-    axes.set_xlabel("$N$")
+    axes.set_xlabel("$n$")
     axes.set_ylabel("success probability")
     axes.set_title(f"coverage $c_0$ = {coverage:.3g}")
     axes.grid(alpha=0.3)
@@ -105,10 +105,10 @@ def best_of_n_explorer_figure(coverage: float, n: int, delta: float) -> BookFigu
 
 
 def best_of_n_widget() -> Explorable:
-    """Coverage, ``N`` and ``delta`` in; the Best-of-N success curve and sample size out."""
+    """Coverage, ``n`` and ``delta`` in; the Best-of-N success curve and sample size out."""
     sliders = [
         Slider("coverage", "coverage c0", 1e-4, 0.9, 0.05, (0.001, 0.01, 0.05, 0.2, 0.5), log=True),
-        Slider("n", "N", 1, 2000, 20, (5, 20, 100, 500), integer=True, log=False),
+        Slider("n", "n", 1, 2000, 20, (5, 20, 100, 500), integer=True, log=False),
         Slider("delta", "delta", 0.001, 0.5, 0.05, (0.05,), step=0.001),
     ]
     return explorable(best_of_n_explorer_figure, sliders, "Best-of-N from the base model")
