@@ -272,9 +272,10 @@ TRAIN_CONFIG = ModelConfig(n_symbols=4, length=2, d_model=8, n_layers=1, n_heads
 TRAIN_TASK = ReversalTask(n_symbols=4, length=2)
 # One setup, two arms and one shape of inputs for every test that trains: ``train_runs`` then
 # compiles once for all of them (the inner-loop choice ``exact`` is traced, not static).
-TINY_SETUP = TrainingSetup(TRAIN_CONFIG, n_steps=3, n_slots=3, slot_size=2, inner_steps=30)
 TINY_SIZES = {"base_models": 2, "seeds_per_base": 1, "n_steps": 3, "n_prompts": 3, "slot_size": 2, "inner_steps": 30,
               "held_out": 2, "pretrain_steps": 2, "pretrain_batch": 4}
+TINY_SETUP = TrainingSetup(TRAIN_CONFIG, n_steps=TINY_SIZES["n_steps"], n_slots=TINY_SIZES["n_prompts"],
+                           slot_size=TINY_SIZES["slot_size"], inner_steps=TINY_SIZES["inner_steps"])
 
 
 def tiny_run(key: int = 9, near_reward: float = 0.9) -> RunInputs:
@@ -377,7 +378,8 @@ def test_coverage_and_kl_are_logged_for_the_model_the_run_returns():
     for i in range(len(arms)):
         params = jax.tree_util.tree_map(lambda leaf: leaf[i], final)
         table = all_answer_log_probs(params, TRAIN_CONFIG, run.prompts)
-        np.testing.assert_allclose(record.log_coverage[i, -1], table[jnp.arange(3), answer_index(run.correct, TRAIN_CONFIG.n_symbols)],
+        correct = answer_index(run.correct, TRAIN_CONFIG.n_symbols)
+        np.testing.assert_allclose(record.log_coverage[i, -1], table[jnp.arange(3), correct],
                                    atol=2e-5)
         held, _ = held_out_log_probs(params, TRAIN_CONFIG, TRAIN_TASK, run.held_out)
         np.testing.assert_allclose(record.held_log_coverage[i, -1], held, atol=2e-5)
