@@ -19,7 +19,7 @@ reused). With ``--clone`` the whole test command, as the README gives it, runs i
 of ``HEAD`` in a temporary folder (a new virtual environment included), as CI runs it.
 ``--tests`` passes other arguments to pytest instead of the whole suite (``--tests
 tests/test_table.py`` for a quick try of this script). With ``COVPO_BENCHMARK_TINY=1`` and no
-``--tests``, it runs one small test file, without xdist, beside 1 busy process, and
+``--tests``, it runs one quick test, without xdist, beside 1 busy process, and
 leaves ``_build`` in place (a check that the script still runs). It asserts nothing.
 """
 
@@ -40,7 +40,7 @@ from pathlib import Path
 REPOSITORY = Path(__file__).resolve().parent.parent
 BUSY_LOOP = "while True:\n    pass"
 TINY = os.environ.get("COVPO_BENCHMARK_TINY") == "1"
-TINY_TESTS = ["-p", "no:cacheprovider", "-o", "addopts=", "tests/test_table.py"]
+TINY_TESTS = ["-p", "no:cacheprovider", "-o", "addopts=", "tests/test_table.py::test_cells_are_formatted_by_type"]
 SUMMARY = re.compile(r"^=*\s*(\d+ (?:passed|failed|error).*?)\s*=*$", flags=re.M)
 
 
