@@ -44,16 +44,6 @@ settings.load_profile("same-examples-everywhere")
 REPOSITORY = Path(__file__).resolve().parent.parent
 CONVERTED = REPOSITORY / "_build" / "nbval"
 
-# One thread per XLA computation in every process of the session (its workers, the chapters'
-# kernels and the second-profile pass inherit this environment). The session's parallelism is its
-# worker processes, which already fill the cores; XLA's own pool would put a second layer of
-# threads on them, and the transformer's small programs gain nothing from it: idle, the
-# transformer tests take less processor time with one thread than with the pool. XLA reads the
-# variable when JAX first computes, after this module is imported.
-ONE_XLA_THREAD = ("--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1")
-if not set(ONE_XLA_THREAD) <= set(os.environ.get("XLA_FLAGS", "").split()):
-    os.environ["XLA_FLAGS"] = " ".join(filter(None, [os.environ.get("XLA_FLAGS"), *ONE_XLA_THREAD]))
-
 
 def chapter_files(toc_path: Path) -> list[str]:
     """Every ``file:`` entry of a jupyter-book table of contents, in reading order."""
