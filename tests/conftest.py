@@ -133,6 +133,18 @@ NEEDS_THE_BUILD = ("test_browser.py",)
 # The unit tests' second pass, under the second CPU profile: the longest unit-test file, so it
 # starts as soon as a worker is free of chapters.
 SECOND_PROFILE_PASS = "test_second_profile_units.py"
+# The longest of the other unit-test files (idle, 2 cores: about 45, 25, 14, 13, 13, 8 and 6 s),
+# longest first, so that the short files fill in at the end and neither worker is left with a
+# long file after the other has finished.
+LONGEST_UNIT_FILES = (
+    "test_transformer.py",
+    "test_fuzz.py",
+    "test_widgets.py",
+    "test_benchmarks.py",
+    "test_jupyterlab.py",
+    "test_head_to_head.py",
+    "test_dask_cluster.py",
+)
 BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
 # The flags the browser runs with: headless, and nothing that reaches for the network by itself
 # (component updates, sync, QUIC), so that a closed network cannot hang it.
@@ -165,7 +177,8 @@ def run_order(items: list[pytest.Item]) -> list[pytest.Item]:
     are the longest files, and the later ones run the larger studies (chapters 6 and 7 take
     longest), so they start at once, behind only the short reference pages that follow them; the session's build waits for the last of them. The
     unit tests fill in behind them while the build renders the site, the second-profile pass
-    first (the longest), and the browser tests, which need the build, come last instead of
+    first (the longest), then the other unit-test files, the longest first
+    (:data:`LONGEST_UNIT_FILES`), and the browser tests, which need the build, come last instead of
     holding a worker idle.
     """
     chapters = {chapter: position for position, chapter in enumerate(
@@ -176,7 +189,11 @@ def run_order(items: list[pytest.Item]) -> list[pytest.Item]:
             return 0, -chapters[item.parent]
         if item.path.name in NEEDS_THE_BUILD:
             return 3, 0
-        return (1 if item.path.name == SECOND_PROFILE_PASS else 2), 0
+        if item.path.name == SECOND_PROFILE_PASS:
+            return 1, 0
+        if item.path.name in LONGEST_UNIT_FILES:
+            return 2, LONGEST_UNIT_FILES.index(item.path.name)
+        return 2, len(LONGEST_UNIT_FILES)
 
     return sorted(items, key=place)
 
