@@ -67,6 +67,26 @@ def numbered_chapters(toc_path: Path) -> list[str]:
     return [entry["file"] for part in toc.get("parts", []) if part.get("numbered") for entry in part.get("chapters", [])]
 
 
+def numbered_pages(toc_path: Path) -> list[str]:
+    """The numbered chapters and the pages listed under them as their ``sections``, which Sphinx numbers too.
+
+    A chapter's section page (``book/ppo_details``, section 4.11) numbers its figures and tables
+    on from its chapter's, so it is held to the numbered chapters' rules, in reading order.
+    """
+    toc = yaml.safe_load(toc_path.read_text())
+    found: list[str] = []
+
+    def walk(entries: list[dict]) -> None:
+        for entry in entries:
+            found.append(entry["file"])
+            walk(entry.get("sections", []))
+
+    for part in toc.get("parts", []):
+        if part.get("numbered"):
+            walk(part.get("chapters", []))
+    return found
+
+
 def read_chapter(chapter: Path) -> nbformat.NotebookNode:
     """A MyST-markdown chapter as a notebook, read by myst-nb's own reader, as the book's build reads it.
 

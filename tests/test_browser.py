@@ -12,6 +12,8 @@ browser of its own). For every page it checks that
 * every image has loaded;
 * every widget of the chapter is on the page as its static stand-in, and moving each of its
   controls switches the displayed frame;
+* a numbered chapter, and each section page under it, is at most :data:`MAX_CHAPTER_SCREENS`
+  screens long, with its collapsed cells and dropdowns closed;
 
 and saves a full-page screenshot to ``_build/screenshots/``, with ``pages.json`` there
 summarising each page (its size, what it loaded, the errors seen). Without the browser these
@@ -39,15 +41,21 @@ import nbformat
 import pytest
 
 from tests.book_build import LOG, SESSION_BUILD, BuiltSite, describe_build_failure
-from tests.conftest import REPOSITORY, chapter_files, numbered_chapters
+from tests.conftest import REPOSITORY, chapter_files, numbered_chapters, numbered_pages
 
 SCREENSHOTS = REPOSITORY / "_build" / "screenshots"
 TOC = REPOSITORY / "_toc.yml"
 CHAPTERS = chapter_files(TOC)
 NUMBERED_CHAPTERS = numbered_chapters(TOC)
+NUMBERED_PAGES = numbered_pages(TOC)
 MAX_PAGE_BYTES = 5_000_000
 VIEWPORT = {"width": 1280, "height": 900}
 MAX_SCREENSHOT_HEIGHT = 16_000
+# The most screens (of VIEWPORT's height, every collapsed cell and dropdown closed) a numbered
+# chapter or one of its section pages may fill: a page a reader finishes. A longer chapter folds
+# the tables that repeat a figure and its derivations into titled collapsed sections, or moves a
+# study to a section page of its own.
+MAX_CHAPTER_SCREENS = 25
 # A figure shown at less than this fraction of its design width is too small to read.
 MIN_FIGURE_SCALE = 0.8
 # CSS pixels per inch of a figure's design size (covpo.plots.style.DISPLAY_PX_PER_INCH), and the
@@ -294,6 +302,7 @@ def page_reports(built_site: BuiltSite, browser) -> dict[str, PageReport]:
         name: {
             "html_bytes": (built_site.html / name).stat().st_size,
             "loaded_bytes": report.loaded_bytes,
+            "screens": round(report.inspection["scrollHeight"] / VIEWPORT["height"], 1),
             "errors": report.errors,
             "external_requests": report.external_requests,
             "math_elements": report.inspection["mathElements"],
@@ -515,7 +524,7 @@ def test_chapter_figures_are_numbered_and_captioned(page_reports, entry):
 def test_figures_tables_and_algorithms_are_numbered_in_the_numbered_chapters_only(page_reports, entry):
     report = chapter_report(page_reports, entry)
     seen = report.inspection
-    if entry not in NUMBERED_CHAPTERS:
+    if entry not in NUMBERED_PAGES:
         assert not seen["numbers"], f"{report.page} is not a numbered chapter but numbers {seen['numbers']}"
         return
     figures = [f["caption"] for f in seen["figures"] if not f["number"].startswith("Fig. ")]
@@ -524,6 +533,18 @@ def test_figures_tables_and_algorithms_are_numbered_in_the_numbered_chapters_onl
     assert not tables, f"result tables on {report.page} without a number: {tables}"
     boxes = [box["title"] for box in seen["algorithms"] if not re.match(r"Algorithm \d+\.\d+", box["title"])]
     assert not boxes, f"algorithm boxes on {report.page} without a number: {boxes}"
+
+
+@pytest.mark.parametrize("entry", NUMBERED_PAGES)
+def test_numbered_chapters_fit_in_25_screens(page_reports, entry):
+    # every numbered page: the chapters and the section pages listed under them (book/ppo_details)
+    report = chapter_report(page_reports, entry)
+    screens = report.inspection["scrollHeight"] / VIEWPORT["height"]
+    assert screens <= MAX_CHAPTER_SCREENS, (
+        f"{report.page} is {screens:.1f} screens of {VIEWPORT['width']} x {VIEWPORT['height']} long, over "
+        f"{MAX_CHAPTER_SCREENS}: fold the tables that repeat a figure and the derivations into titled collapsed "
+        "cells and dropdowns, or move a study to a section page of its own (book/ppo_details)"
+    )
 
 
 @pytest.mark.parametrize("entry", CHAPTERS)
