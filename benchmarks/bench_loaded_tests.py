@@ -20,7 +20,10 @@ of ``HEAD`` in a temporary folder (a new virtual environment included), as CI ru
 ``--tests`` passes other arguments to pytest instead of the whole suite (``--tests
 tests/test_table.py`` for a quick try of this script). With ``COVPO_BENCHMARK_TINY=1`` and no
 ``--tests``, it runs one quick test, without xdist, beside 1 busy process, and
-leaves ``_build`` in place (a check that the script still runs). It asserts nothing.
+leaves ``_build`` in place (a check that the script still runs). It asserts nothing. Each run's
+whole output is kept in ``--logs`` (default ``covpo-loaded-tests`` in the system's temporary
+folder, where no run removes it), one ``busy-<count>.log`` per count, and the tests that failed
+are printed under the run's line.
 """
 
 from __future__ import annotations
@@ -62,10 +65,16 @@ def busy_processes(count: int) -> Iterator[None]:
             loop.wait()
 
 
-def run_test_command(checkout: Path, command: list[str] | str, busy: int, fresh: bool) -> tuple[float, int, str]:
-    """Run ``command`` in ``checkout`` beside ``busy`` busy processes: wall seconds, exit status, pytest's summary.
+FAILED = re.compile(r"^(?:FAILED|ERROR) .*$", flags=re.M)
 
-    With ``fresh``, ``checkout``'s ``_build`` is removed first, so that no build is reused.
+
+def run_test_command(checkout: Path, command: list[str] | str, busy: int, fresh: bool,
+                     log: Path) -> tuple[float, int, str, list[str]]:
+    """Run ``command`` in ``checkout`` beside ``busy`` busy processes, its output kept in ``log``.
+
+    Returns the wall seconds, the exit status, pytest's summary line and pytest's lines for the
+    tests that failed. With ``fresh``, ``checkout``'s ``_build`` is removed first, so that no
+    build is reused.
     """
     if fresh:
         shutil.rmtree(checkout / "_build", ignore_errors=True)
@@ -74,8 +83,10 @@ def run_test_command(checkout: Path, command: list[str] | str, busy: int, fresh:
         result = subprocess.run(command, cwd=checkout, shell=isinstance(command, str), capture_output=True, text=True,
                                 env={**os.environ, "CI": "true"})
         seconds = time.perf_counter() - start
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(result.stdout + result.stderr)
     found = SUMMARY.findall(result.stdout)
-    return seconds, result.returncode, found[-1] if found else result.stdout[-300:]
+    return seconds, result.returncode, found[-1] if found else result.stdout[-300:], FAILED.findall(result.stdout)
 
 
 def main() -> None:
@@ -84,6 +95,8 @@ def main() -> None:
                         help="counts of busy processes, one run each")
     parser.add_argument("--clone", action="store_true", help="run the whole README test command in a fresh clone of HEAD")
     parser.add_argument("--tests", nargs="+", help="pytest arguments instead of the whole suite")
+    parser.add_argument("--logs", type=Path, default=Path(tempfile.gettempdir()) / "covpo-loaded-tests",
+                        help="folder for each run's whole output")
     arguments = parser.parse_args()
     tiny = TINY and not arguments.tests
     if tiny:
@@ -104,9 +117,12 @@ def main() -> None:
         print(f"{os.cpu_count()} CPUs; {'fresh clone, the whole README test command' if arguments.clone else 'this checkout, pytest'}")
         first = None
         for busy in arguments.busy:
-            seconds, status, summary = run_test_command(checkout, command, busy, fresh=not tiny)
+            log = arguments.logs.resolve() / f"busy-{busy}.log"
+            seconds, status, summary, failed = run_test_command(checkout, command, busy, fresh=not tiny, log=log)
             first = first or seconds
             print(f"busy {busy}: {seconds:7.1f} s (ratio {seconds / first:4.2f})  exit {status}  {summary}", flush=True)
+            for line in failed:
+                print(f"    {line}", flush=True)
 
 
 if __name__ == "__main__":

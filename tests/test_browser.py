@@ -63,7 +63,10 @@ MIN_FIGURE_SCALE = 0.8
 # high-density screen (figures are saved at 200).
 DISPLAY_PX_PER_INCH = 100
 MIN_FIGURE_DPI = 150
-PAGE_TIMEOUT_MS = 60_000
+# A hang guard only, for every wait on a page (loading it, and what Playwright waits for by
+# default): idle, a page loads in about a second, but beside busy programs the browser gets a
+# small share of the cores.
+PAGE_TIMEOUT_MS = 900_000
 
 # JavaScript errors that are known, harmless, and not ours to fix. Each entry: a pattern that
 # the error's text must match, and why it is allowed. Everything else fails the page. None is
@@ -284,6 +287,7 @@ def load_page(tab, recorder: PageRecorder, html: Path, page: Path) -> PageReport
 def page_reports(built_site: BuiltSite, browser) -> dict[str, PageReport]:
     """Every page of the site (except redirects), loaded once in one tab."""
     context = browser.new_context(viewport=VIEWPORT, device_scale_factor=1)
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
     # Nothing may reach the network; a request is still recorded (above) before it is aborted.
     context.route(NETWORK_URL, lambda route: route.abort())
     tab = context.new_page()
