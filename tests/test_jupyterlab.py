@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
+from covpo.static_pages import STANDINS_VARIABLE
 from tests.conftest import REPOSITORY
 
 CHAPTER = "book/setting.md"
@@ -83,8 +84,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (reader / Path(CHAPTER).parent).mkdir(parents=True)
     shutil.copy2(REPOSITORY / CHAPTER, reader / CHAPTER)
     # postBuild finds the environment through `python` on PATH, as Binder's does.
+    # A reader's JupyterLab runs live widgets: no request for static stand-ins reaches it, whatever
+    # the test process was given.
     environment = {
-        **os.environ,
+        **{name: value for name, value in os.environ.items() if name != STANDINS_VARIABLE},
         "PATH": f"{executable.parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "JUPYTER_CONFIG_DIR": str(home / "config"),
         "JUPYTER_DATA_DIR": str(home / "data"),

@@ -87,7 +87,10 @@ def test_the_books_build_asks_for_standins(monkeypatch):
     # the variable it sets.
     import importlib.util
 
-    monkeypatch.delenv(STANDINS_VARIABLE, raising=False)
+    # Set through monkeypatch first, so that what the extension writes into os.environ is undone
+    # after the test (a variable that was absent would otherwise stay set for every later test of
+    # this process, and for the programs they start).
+    monkeypatch.setenv(STANDINS_VARIABLE, "0")
     spec = importlib.util.spec_from_file_location("widget_standins", REPOSITORY / "book" / "_ext" / "widget_standins.py")
     extension = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(extension)
