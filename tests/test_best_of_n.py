@@ -49,6 +49,7 @@ def test_sampled_best_of_n_is_unbiased():
     assert rate == pytest.approx(exact, abs=4 * np.sqrt(exact * (1 - exact) / 40_000))
 
 
+@pytest.mark.same_on_every_cpu
 def test_curves_are_reproducible_bit_for_bit():
     arguments = (np.array([0.05, 0.2]), np.array([1, 10]), 500)
     first = best_of_n_curves(*arguments, rng=np.random.default_rng(9))

@@ -203,6 +203,7 @@ def test_many_runs_in_one_call_match_single_runs():
         np.testing.assert_allclose(summary.final_logits[i], single.final_logits, atol=0)
 
 
+@pytest.mark.same_on_every_cpu
 def test_results_do_not_depend_on_the_chunking(monkeypatch):
     instance = collapse_instance(0.15)
     reference = exact_collapse_run(instance, n_iterations=5000, eps=0.075)

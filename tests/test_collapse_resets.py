@@ -69,6 +69,7 @@ def test_one_inner_step_is_reinforce_exactly():
     assert reset_every_step.steps_to_eps == reinforce.steps_to_eps
 
 
+@pytest.mark.same_on_every_cpu
 def test_apmd_results_do_not_depend_on_the_chunking(monkeypatch):
     instance = collapse_instance(0.05)
     reference = exact_apmd_run(

@@ -49,6 +49,7 @@ def test_bad_arguments_raise_naming_them(arguments, name):
         stacked_collapse_instance(n_prompts, gap, coverage, **extra)
 
 
+@pytest.mark.same_on_every_cpu
 def test_importing_the_families_loads_neither_numba_nor_matplotlib():
     code = "import sys, covpo.families; print('numba' in sys.modules, 'matplotlib' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -239,6 +239,7 @@ def test_the_reset_variant_is_apmd_with_the_reference_reset_to_the_sampling_poli
         assert run.inner_kl[t] == expected_kl(instance, log_policy(instance, run.thetas[t + 1]), target)
 
 
+@pytest.mark.same_on_every_cpu
 @pytest.mark.parametrize("reference", ["fixed", "reset"])
 def test_a_seed_fixes_the_run_bit_for_bit(reference):
     instance = small_instance()

@@ -154,6 +154,7 @@ def test_within_budget_charges_rounds_too(tiny_result):
             assert np.all(smaller.rounds_to_eps[row][missed] <= iterations), method.label
 
 
+@pytest.mark.same_on_every_cpu
 def test_results_identical_under_threads_and_serial(collapse_one, tiny_result):
     with joblib.parallel_config(backend="threading", n_jobs=2):
         threaded = head_to_head([collapse_one], [COVERAGE], tiny_methods(), eps=EPS, seeds=(0, 1), progress=False)
@@ -381,6 +382,7 @@ print(digest.hexdigest())
 """
 
 
+@pytest.mark.same_on_every_cpu
 def test_study_is_identical_bit_for_bit_in_two_processes():
     """Seeded runs reproduce exactly on one machine: the same study in two fresh processes."""
     digests = [

@@ -113,6 +113,7 @@ def test_sampled_npg_direction_converges_to_the_exact_one():
     assert errors[1] < 0.1 * np.linalg.norm(instance.reward_theta)
 
 
+@pytest.mark.same_on_every_cpu
 def test_sampled_npg_runs_count_responses_and_reproduce_bit_for_bit():
     instance = small_instance()
     first = npg(instance, beta=1.0, n_iterations=5, batch_size=64, group_size=3, rng=np.random.default_rng(2))

@@ -33,6 +33,7 @@ def test_no_tasks_gives_no_results():
     assert run_tasks(pow, [], "nothing", progress=False) == []
 
 
+@pytest.mark.same_on_every_cpu
 def test_a_sweep_of_methods_is_identical_in_worker_processes():
     # Methods travel to worker processes by pickle; every run seeds its own generator
     methods = (
@@ -66,6 +67,7 @@ def _pause(seconds: float) -> float:
     return seconds
 
 
+@pytest.mark.same_on_every_cpu
 def test_the_progress_bar_is_silent_in_a_kernel_for_the_static_pages(capsys, monkeypatch):
     # the work outlasts the bar's one-second delay, so a bar that may show does
     tasks = [(0.6,), (0.6,)]

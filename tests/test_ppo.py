@@ -332,6 +332,7 @@ def test_the_callback_sees_every_inner_iterate_and_changes_nothing():
     np.testing.assert_array_equal(without.thetas, trajectory.thetas)
 
 
+@pytest.mark.same_on_every_cpu
 @pytest.mark.parametrize("algorithm", [ppo_noclip, ppo_lite])
 def test_a_seed_fixes_the_run_bit_for_bit(algorithm):
     instance = small_instance()

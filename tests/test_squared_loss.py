@@ -413,6 +413,7 @@ def test_settings_name_the_baseline_and_its_extra_responses():
     assert mean.settings["baseline"] == "mean" and mean.algorithm == "KimiPO"
 
 
+@pytest.mark.same_on_every_cpu
 @pytest.mark.parametrize("algorithm", ["kimipo", "kimipo_norm", "rebel_onpolicy"])
 def test_a_seed_fixes_a_run_bit_for_bit(algorithm):
     instance = small_instance()

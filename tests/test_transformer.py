@@ -348,6 +348,7 @@ def test_trl_sync_mixes_the_policy_into_the_reference_every_period_only():
     np.testing.assert_array_equal(synced_reference(params, reference, jnp.int32(3), fixed)["w"], 0.0)
 
 
+@pytest.mark.same_on_every_cpu
 def test_arms_of_a_seed_share_base_model_prompts_and_random_stream(monkeypatch):
     # the base models are pre-trained by the test's unoptimized compilation: the values, not the speed, are checked
     monkeypatch.setattr(training, "_pretrain", unoptimized_pretraining)

@@ -55,6 +55,7 @@ def build_without_frames(factory, monkeypatch) -> tuple[object, CountedFrames, l
     return factory(), counted, shown
 
 
+@pytest.mark.same_on_every_cpu
 @pytest.mark.parametrize("factory", WIDGET_FACTORIES)
 def test_a_static_build_gets_the_standin_and_no_live_view(factory, monkeypatch):
     widget, counted, shown = build_without_frames(factory, monkeypatch)
@@ -70,6 +71,7 @@ def test_a_static_build_gets_the_standin_and_no_live_view(factory, monkeypatch):
         assert len(set(grid)) == len(grid), f"slider {slider.name} repeats a static value"
 
 
+@pytest.mark.same_on_every_cpu
 @pytest.mark.parametrize("factory", WIDGET_FACTORIES)
 def test_a_live_kernel_gets_the_live_view_and_no_standin(factory, monkeypatch):
     counted = CountedFrames()
@@ -116,6 +118,7 @@ def test_live_widget_redraws_when_a_control_moves(factory, monkeypatch):
     assert len(shown) == 2 and isinstance(shown[1], Figure), f"moving {slider.name} did not redraw the figure"
 
 
+@pytest.mark.same_on_every_cpu
 def test_standin_frames_follow_the_controls_row_major():
     def figure_of(a: float, b: int) -> Figure:
         figure = _tiny_figure(0)
@@ -140,6 +143,7 @@ def _titled_figure(a: float, b: int) -> Figure:
     return figure
 
 
+@pytest.mark.same_on_every_cpu
 def test_standin_frames_are_the_same_rendered_on_two_processes():
     # A chapter that runs its sweeps on two processes renders its widgets' frames there too.
     sliders = [Slider("a", "a", 0.0, 1.0, 0.5, (0.0, 0.5, 1.0)), Slider("b", "b", 1, 3, 3, (1, 3), integer=True)]
@@ -182,6 +186,7 @@ def test_too_many_static_frames_is_an_error():
         explorable(lambda **kwargs: None, sliders, "too many")
 
 
+@pytest.mark.same_on_every_cpu
 def test_categorical_control_is_a_select_and_fixed_settings_are_not_controls(monkeypatch):
     sliders = [
         Slider("family", "family", 0, 1, 0, (0, 1), integer=True, choices=("collapse", "random")),
