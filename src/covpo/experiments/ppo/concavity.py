@@ -108,7 +108,7 @@ class Landscape:
             ("ρ", "ρ / ‖θ_* − θ_0‖", "NoClip: largest eigenvalue", "KimiPO: smallest eigenvalue",
              r"$J_\beta(\pi_\star) - J_\beta(\pi_\theta)$", r"$\beta\,\mathrm{KL}(\pi_\theta \Vert \pi_\star)$"),
             rows,
-            caption=f"Curvature at θ_* + ρu, over {self.n_directions} directions u, β = {self.beta:g}",
+            caption=f"Curvature at $\\theta^\\star + \\rho u$, over {self.n_directions} directions $u$, β = {self.beta:g}",
             notes=("NoClip: the Hessian of J_β(π_θ; π_0), largest eigenvalue over all directions tried (negative means "
                    "concave there). KimiPO: the Hessian of its population loss with the mean baseline, smallest "
                    "eigenvalue (positive means convex). Gap and KL: the largest over the directions.",),
