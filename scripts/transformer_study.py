@@ -11,7 +11,8 @@ both rewards, and three arms at larger groups, on 18 seeds over 3 base models, a
 book fixes. The same command runs on a GPU unchanged when JAX sees one (install the CUDA build of
 jaxlib); it prints which device JAX uses. It writes ``transformer.txt`` (the tables, the timings
 and a cost table over widths and lengths) and the chapter's figures as PNG into ``--out``
-(default ``_build/full``).
+(default ``_build/full``). Measured once each: 4 minutes on one NVIDIA H200, 12 minutes on an idle
+2-core CPU.
 """
 
 from __future__ import annotations
