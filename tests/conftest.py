@@ -61,12 +61,6 @@ def chapter_files(toc_path: Path) -> list[str]:
     return found
 
 
-def numbered_chapters(toc_path: Path) -> list[str]:
-    """The ``file:`` entries of the parts of a jupyter-book table of contents marked ``numbered``."""
-    toc = yaml.safe_load(toc_path.read_text())
-    return [entry["file"] for part in toc.get("parts", []) if part.get("numbered") for entry in part.get("chapters", [])]
-
-
 def numbered_pages(toc_path: Path) -> list[str]:
     """The numbered chapters and the pages listed under them as their ``sections``, which Sphinx numbers too.
 

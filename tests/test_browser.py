@@ -41,12 +41,11 @@ import nbformat
 import pytest
 
 from tests.book_build import LOG, SESSION_BUILD, BuiltSite, describe_build_failure
-from tests.conftest import REPOSITORY, chapter_files, numbered_chapters, numbered_pages
+from tests.conftest import REPOSITORY, chapter_files, numbered_pages
 
 SCREENSHOTS = REPOSITORY / "_build" / "screenshots"
 TOC = REPOSITORY / "_toc.yml"
 CHAPTERS = chapter_files(TOC)
-NUMBERED_CHAPTERS = numbered_chapters(TOC)
 NUMBERED_PAGES = numbered_pages(TOC)
 MAX_PAGE_BYTES = 5_000_000
 VIEWPORT = {"width": 1280, "height": 900}
@@ -262,7 +261,7 @@ def load_page(tab, recorder: PageRecorder, html: Path, page: Path) -> PageReport
     """Open one page from disk, inspect it, and save its screenshot."""
     name = page.relative_to(html).as_posix()
     recorder.clear()
-    tab.goto(page.as_uri(), wait_until="load", timeout=PAGE_TIMEOUT_MS)
+    tab.goto(page.as_uri(), wait_until="load")
     report = PageReport(name, inspection=tab.evaluate(INSPECT_PAGE))
     report.errors = list(recorder.errors)
     local_files = set()

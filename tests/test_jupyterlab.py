@@ -137,18 +137,18 @@ def test_chapter_runs_in_jupyterlab_and_its_widget_redraws(lab: str, browser):
     context.route(lambda url: not url.startswith(base), lambda route: route.abort())
     tab = context.new_page()
     try:
-        tab.goto(f"{base}/lab/workspaces/{uuid.uuid4().hex[:8]}/tree/{CHAPTER}?reset&token={token}", timeout=HANG_GUARD_MS)
+        tab.goto(f"{base}/lab/workspaces/{uuid.uuid4().hex[:8]}/tree/{CHAPTER}?reset&token={token}")
         # Opened through jupytext's viewer, the chapter is a notebook panel, not a text editor.
         notebook = tab.locator(".jp-NotebookPanel").first
         try:
-            notebook.wait_for(state="visible", timeout=HANG_GUARD_MS)
+            notebook.wait_for(state="visible")
         except PlaywrightTimeoutError:
             opened = tab.locator(".jp-FileEditor, .jp-MarkdownViewer").count()
             pytest.fail(
                 f"{CHAPTER} did not open as a notebook ({opened} text editor or markdown view open instead): "
                 "jupytext's viewer is missing, or postBuild's default viewer did not take effect"
             )
-        tab.locator(".jp-Notebook-cell").first.wait_for(timeout=HANG_GUARD_MS)
+        tab.locator(".jp-Notebook-cell").first.wait_for()
         # A fresh workspace may ask which kernel to start (the reader accepts the chapter's own), or
         # start the chapter's kernel by itself: whichever happens first is awaited.
         choose = tab.locator(".jp-Dialog", has_text="Select Kernel")
@@ -163,7 +163,7 @@ def test_chapter_runs_in_jupyterlab_and_its_widget_redraws(lab: str, browser):
         tab.get_by_role("menuitem", name="Run All Cells", exact=True).click()
         slider = tab.locator(".jp-OutputArea .widget-slider").first
         try:
-            slider.wait_for(state="visible", timeout=HANG_GUARD_MS)
+            slider.wait_for(state="visible")
         except PlaywrightTimeoutError:
             # Without the ipywidgets front end JupyterLab shows the next richest output: the static
             # stand-in (or the plain-text name of the widget). The plain text can also show while
@@ -175,7 +175,7 @@ def test_chapter_runs_in_jupyterlab_and_its_widget_redraws(lab: str, browser):
                 + (" (the widget output shows as plain text: the ipywidgets front end is missing)" if raw else "")
             )
         figure = tab.locator(".jp-OutputArea .widget-output img").first
-        figure.wait_for(state="visible", timeout=HANG_GUARD_MS)
+        figure.wait_for(state="visible")
         before = figure.get_attribute("src")
         handle = slider.locator(".noUi-handle").first
         handle.focus()
@@ -184,7 +184,7 @@ def test_chapter_runs_in_jupyterlab_and_its_widget_redraws(lab: str, browser):
         tab.wait_for_function(
             "before => { const i = document.querySelector('.jp-OutputArea .widget-output img');"
             " return i !== null && i.getAttribute('src') !== before; }",
-            arg=before, timeout=HANG_GUARD_MS,
+            arg=before,
         )
     finally:
         # What the reader would have seen at the end (or when it failed).
