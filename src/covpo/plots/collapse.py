@@ -476,10 +476,10 @@ def collapse_explorer_figure(gap: float, beta: float, eta: float, budget: int) -
     _draw_triangle(simplex_axes, ("zero", "distractor", "optimal"))
     simplex_axes.plot(x, y, color="C0")
     simplex_axes.plot(x[:1], y[:1], "o", color="C0")
-    outcome = f"eps-optimal after {run.steps_to_eps:,} steps" if run.reached_eps else f"not eps-optimal in {budget:,} steps"
+    outcome = f"ε-optimal after {run.steps_to_eps:,} steps" if run.reached_eps else f"not ε-optimal in {budget:,} steps"
     figure.suptitle(
-        f"gap {gap:.3g}, beta {'none' if beta <= 0 else f'{beta:.3g}'}, eta {eta:.3g}\n"
-        f"lowest coverage 10^{trajectory.min_log10_coverage:.1f}; {outcome}",
+        f"gap {gap:.3g}, β {'none' if beta <= 0 else f'{beta:.3g}'}, η {eta:.3g}\n"
+        f"lowest coverage $10^{{{trajectory.min_log10_coverage:.1f}}}$; {outcome}",
         fontsize=10,
     )
     return figure

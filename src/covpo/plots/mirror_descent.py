@@ -458,7 +458,7 @@ def _widget_curves(axes_pair, run: CollapseRun, color: str, label: str) -> None:
 
 def _first_eps_text(run: CollapseRun) -> str:
     """What a run stopped at eps reports: its first eps-optimal step, or that the budget ran out."""
-    return f"eps-optimal at step {run.steps_to_eps:,}" if run.reached_eps else "not eps-optimal"
+    return f"ε-optimal at step {run.steps_to_eps:,}" if run.reached_eps else "not ε-optimal"
 
 
 def apmd_explorer_figure(beta: float, inner_steps: int, eta: float, budget: int) -> BookFigure:
@@ -467,9 +467,9 @@ def apmd_explorer_figure(beta: float, inner_steps: int, eta: float, budget: int)
     REINFORCE keeps the base model as its fixed reference at the strongest eps-optimal strength
     (the protocol of the paper's appendix C); APMD resets its reference every ``inner_steps``
     gradient steps at strength ``beta``. Reward (left) and base-10 log coverage (right)
-    against gradient steps. Every label is plain text and the layout is fixed, so a redraw
-    costs little more than the two APMD runs (one to draw, one stopped at eps; the REINFORCE
-    pair is shared by every frame with the same learning rate and budget).
+    against gradient steps. The layout is fixed, so a redraw costs little more than the two
+    APMD runs (one to draw, one stopped at eps; the REINFORCE pair is shared by every frame
+    with the same learning rate and budget).
     """
     beta = check_positive("beta", beta)
     inner_steps = check_count("inner_steps", inner_steps)
@@ -486,15 +486,15 @@ def apmd_explorer_figure(beta: float, inner_steps: int, eta: float, budget: int)
     axes_pair = figure.subplots(
         1, 2, gridspec_kw={"left": 0.09, "right": 0.98, "bottom": 0.27, "top": 0.8, "wspace": 0.3}
     )
-    _widget_curves(axes_pair, reinforce, METHOD_COLORS["REINFORCE"], f"REINFORCE, KL to base, beta = {reinforce_beta:.3g}")
-    _widget_curves(axes_pair, apmd, METHOD_COLORS["APMD"], f"APMD, beta = {beta:.3g}, K = {inner_steps}")
-    axes_pair[0].axhline(instance.optimal_value - eps, color="k", ls=":", lw=1, label="J* - eps (left)")
+    _widget_curves(axes_pair, reinforce, METHOD_COLORS["REINFORCE"], f"REINFORCE, KL to base, β = {reinforce_beta:.3g}")
+    _widget_curves(axes_pair, apmd, METHOD_COLORS["APMD"], f"APMD, β = {beta:.3g}, K = {inner_steps}")
+    axes_pair[0].axhline(instance.optimal_value - eps, color="k", ls=":", lw=1, label="$J^\\star - \\varepsilon$ (left)")
     axes_pair[0].set_ylim(0.0, 1.02)
     axes_pair[0].set_ylabel("expected reward")
     base = np.log10(instance.base_coverage)
     axes_pair[1].axhline(base, color="0.5", ls=":", lw=1, label="base coverage (right)")
     axes_pair[1].axhline(base - np.log10(2.0), color="0.5", ls="-.", lw=1, label="half of it (right)")
-    axes_pair[1].set_ylabel("log10 coverage")
+    axes_pair[1].set_ylabel("$\\log_{10}$ coverage")
     for axes in axes_pair:
         axes.set_xscale("log")
         axes.xaxis.set_major_formatter(_power_of_ten)
@@ -505,9 +505,9 @@ def apmd_explorer_figure(beta: float, inner_steps: int, eta: float, budget: int)
     figure.legend(handles=[handles[i] for i in (0, 2, 1, 3, 4)], loc="lower center", ncols=3, frameon=False,
                   bbox_to_anchor=(0.5, 0.0), columnspacing=1.0, handlelength=1.6)
     figure.suptitle(
-        f"gap {instance.gap}, eta {eta:.3g}, eta*beta*K = {eta * beta * inner_steps:.3g}\n"
-        f"REINFORCE: {_first_eps_text(reinforce_first)}, lowest coverage 10^{reinforce.trajectory.min_log10_coverage:.1f}\n"
-        f"APMD: {_first_eps_text(apmd_first)}, lowest coverage 10^{apmd.trajectory.min_log10_coverage:.1f}",
+        f"gap {instance.gap}, η {eta:.3g}, ηβK = {eta * beta * inner_steps:.3g}\n"
+        f"REINFORCE: {_first_eps_text(reinforce_first)}, lowest coverage $10^{{{reinforce.trajectory.min_log10_coverage:.1f}}}$\n"
+        f"APMD: {_first_eps_text(apmd_first)}, lowest coverage $10^{{{apmd.trajectory.min_log10_coverage:.1f}}}$",
         fontsize=9, y=0.99,
     )
     return figure

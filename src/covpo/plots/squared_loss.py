@@ -248,7 +248,7 @@ def mse_criterion_figure(study: BatchSizeStudy, check: RebelObjectiveCheck) -> B
     legend.axis("off")
     handles, labels = middle.get_legend_handles_labels()
     legend.legend(handles, labels, loc="center", frameon=False,
-                  title="filled: reached eps\nopen: did not")
+                  title="filled: reached ε\nopen: did not")
     return figure
 
 
@@ -317,7 +317,7 @@ def squared_loss_explorer_figure(beta: float, group_size: int, batch_size: int) 
         color, style = LOSS_STYLES[name]
         slice_axes.plot(slice_.steps, np.log10(np.maximum(slice_.losses[i], SLICE_FLOOR)), ls=style, color=color)
     slice_axes.axvline(1.0, color="0.5", lw=1, ls=":")
-    slice_axes.set_title("log10 population loss")
+    slice_axes.set_title("$\\log_{10}$ population loss")
     slice_axes.set_xlabel("$s$ (0: $\\theta_t$, 1: the target)")
     runs = (
         ("KimiPO", "kimipo", ()),
@@ -341,7 +341,7 @@ def squared_loss_explorer_figure(beta: float, group_size: int, batch_size: int) 
     reward_axes.set_ylim(0.0, 1.02)
     reward_axes.set_title("expected reward")
     coverage_axes.axhline(np.log10(1.0 / 40.0), color="0.5", ls=":", lw=1)
-    coverage_axes.set_title("log10 coverage, worst prompt")
+    coverage_axes.set_title("$\\log_{10}$ coverage, worst prompt")
     for axes in (reward_axes, coverage_axes):
         axes.set_xlabel("responses sampled")
     for axes in (bias_axes, slice_axes, reward_axes, coverage_axes):
