@@ -200,7 +200,6 @@ def run_order(items: list[pytest.Item]) -> list[pytest.Item]:
     site's tests last, one worker crawled the site for half a minute after the other had
     finished).
     """
-
     chapters = {chapter: position for position, chapter in enumerate(
         dict.fromkeys(item.parent for item in items if isinstance(item.parent, IPyNbFile)))}
 

@@ -196,6 +196,14 @@ class TransformerStudy:
         log_z = np.log1p(p * np.expm1(1 / beta) + q * np.expm1(near / beta))
         return (log_z - (p + near * q) / beta).mean(-1)
 
+    def distance_closed(self) -> np.ndarray:
+        """The fraction of :meth:`step_distance` each outer step's inner loop closed, ``1 - accuracy / distance``, ``[R, T]``.
+
+        One where the iterate reached the mirror-descent target, zero where it did not move
+        nearer (the premise of the paper's APMD guarantee, section 3, is a fraction near one).
+        """
+        return 1 - self.accuracy / self.step_distance()
+
     def hard_lost(self, prompts: str = "held-out", step: int = -1) -> np.ndarray:
         """Hard prompts whose exact coverage ended more than a decade below the base model's, per run ``[R]``."""
         coverage, hard = self._mask(prompts)
