@@ -53,11 +53,11 @@ import numpy as np
 from covpo.labs.transformer.analysis import BASE, METRICS, Comparison, Side, paired_table, summary_table
 from covpo.labs.transformer.experiment import Cell, TransformerStudy, plan_study, transformer_study
 
-ARMS = ("fixed, weak beta", "fixed, strong beta", "APMD", "APMD, exact target")
+ARMS = ("fixed, weak β", "fixed, strong β", "APMD", "APMD, exact target")
 APMD_ARMS = ("APMD", "APMD, exact target")
 COMPARISONS = tuple(Comparison(f"{first} - {second}", Side(first), Side(second)) for first, second in (
-    ("APMD", BASE), ("APMD", "fixed, strong beta"), ("APMD", "fixed, weak beta"),
-    ("APMD, exact target", BASE), ("APMD, exact target", "APMD"), ("fixed, weak beta", BASE)))
+    ("APMD", BASE), ("APMD", "fixed, strong β"), ("APMD", "fixed, weak β"),
+    ("APMD, exact target", BASE), ("APMD, exact target", "APMD"), ("fixed, weak β", BASE)))
 
 
 def inner_loop_report(study: TransformerStudy) -> list[str]:

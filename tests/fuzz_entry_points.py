@@ -23,7 +23,7 @@ import inspect
 import math
 import pkgutil
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 import dataclasses
 from dataclasses import dataclass, field
 
@@ -114,6 +114,10 @@ class EntryPoint:
         The callable.
     arguments
         Builds the keyword arguments of one good call (fresh each time: generators are stateful).
+    argument_names
+        The names of those arguments, in the good call's order: read from a good call, or declared
+        by an entry whose good call needs the result of a run (:func:`entry`); a test checks
+        them against the good call.
     kinds
         The kind of each fuzzed argument; arguments not listed (titles, progress flags) are not fuzzed.
     infinite_ok
@@ -131,6 +135,7 @@ class EntryPoint:
     name: str
     function: Callable[..., object]
     arguments: Callable[[], dict[str, object]]
+    argument_names: tuple[str, ...] = ()
     kinds: Mapping[str, str] = field(default_factory=dict)
     infinite_ok: bool = False
     optional: frozenset[str] = frozenset()
@@ -221,7 +226,9 @@ def trajectory_arrays() -> dict[str, object]:
 
 
 # ---------------------------------------------------------------------------------------
-# Results of tiny runs, built once per process: the inputs of the functions that read them
+# Results of tiny runs, built once per process: the inputs of the functions that read them. An
+# entry whose good call needs one declares its argument names (``entry(..., argument_names=...)``),
+# so that building the entry points runs none of them.
 
 
 @functools.cache
@@ -406,12 +413,12 @@ KIND_BY_NAME: Mapping[str, str] = {
 }
 
 
-def kinds(arguments: Mapping[str, object], skip: tuple[str, ...] = (), **overrides: str) -> dict[str, str]:
-    """The kind of every argument in ``arguments`` but those in ``skip``, from ``overrides`` or :data:`KIND_BY_NAME`.
+def kinds(names: Iterable[str], /, skip: tuple[str, ...] = (), **overrides: str) -> dict[str, str]:
+    """The kind of every argument in ``names`` but those in ``skip``, from ``overrides`` or :data:`KIND_BY_NAME`.
 
     An argument of no known kind that is not skipped is an error, so no argument goes unfuzzed unnoticed.
     """
-    found = {name: overrides.get(name, KIND_BY_NAME.get(name)) for name in arguments if name not in skip}
+    found = {name: overrides.get(name, KIND_BY_NAME.get(name)) for name in names if name not in skip}
     unknown = sorted(name for name, kind in found.items() if kind is None)
     if unknown:
         raise ValueError(f"arguments {unknown} have no kind: add them to KIND_BY_NAME, an override or skip")
@@ -420,15 +427,24 @@ def kinds(arguments: Mapping[str, object], skip: tuple[str, ...] = (), **overrid
 
 def entry(name: str, function: Callable[..., object], arguments: Callable[[], dict[str, object]], /,
           skip: tuple[str, ...] = (), infinite_ok: bool = False, heavy: bool = False, nan_ok: bool = False,
-          **overrides: str) -> EntryPoint:
-    """An :class:`EntryPoint` whose argument kinds come from their names, with ``overrides``."""
-    good = arguments()
-    target = covpo.ALGORITHMS[good["name"]].function if function is covpo.run else function
+          argument_names: tuple[str, ...] | None = None, **overrides: str) -> EntryPoint:
+    """An :class:`EntryPoint` whose argument kinds come from their names, with ``overrides``.
+
+    The names are read from a good call, unless ``argument_names`` declares them: an entry whose
+    good call needs the result of a run (:func:`collapse_run`, :func:`figure_2a` and the other
+    cached runs above) declares them, so that building :data:`ENTRY_POINTS`, which every process
+    that collects the fuzz suite does, runs nothing (on a cold numba cache :func:`collapse_run`
+    alone takes seconds). The runs are made at test time, where a test checks the declared names
+    against the good call's.
+    """
+    names = tuple(arguments()) if argument_names is None else argument_names
+    target = covpo.ALGORITHMS[arguments()["name"]].function if function is covpo.run else function
     optional = frozenset(
         parameter.name for parameter in inspect.signature(target).parameters.values()
         if parameter.default is None or "None" in str(parameter.annotation)
     )
-    return EntryPoint(name, function, arguments, kinds(good, skip, **overrides), infinite_ok, optional, heavy, nan_ok)
+    return EntryPoint(name, function, arguments, names, kinds(names, skip, **overrides), infinite_ok, optional, heavy,
+                      nan_ok)
 
 
 def run_entry(algorithm: str) -> EntryPoint:
@@ -676,7 +692,8 @@ def _study_entries() -> tuple[EntryPoint, ...]:
               instances="instances"),
         entry("experiments.collapse.landscape_grid", landscape.landscape_grid, lambda: {
             "instance": c(), "beta": 0.1, "n_points": 5}, instance="collapse"),
-        entry("experiments.collapse.simplex_path", landscape.simplex_path, lambda: {"run": collapse_run()}),
+        entry("experiments.collapse.simplex_path", landscape.simplex_path, lambda: {"run": collapse_run()},
+              argument_names=("run",)),
         entry("experiments.collapse.fixed_reference_rate_sweep", paper_figures.fixed_reference_rate_sweep, lambda: {
             "instance": c(), "betas": (0.05, 0.5), "etas": (1.0, 4.0), "n_steps": (20, 5)},
               instance="collapse", n_steps="count_grid"),
@@ -685,13 +702,15 @@ def _study_entries() -> tuple[EntryPoint, ...]:
             "inner_steps_factor": 2, "eps_fraction": 0.5, "margin": 0.5, "coverage_fraction": 0.5,
             "max_steps": 100_000, "n_records": 5}),
         entry("experiments.collapse.figure_2bc_data", paper_figures.figure_2bc_data,
-              lambda: {"data": figure_2a(), "n_points": 5}),
+              lambda: {"data": figure_2a(), "n_points": 5}, argument_names=("data", "n_points")),
         entry("experiments.collapse.figure_1_data", paper_figures.figure_1_data, lambda: {
             "gap": 0.1, "strong_beta": 0.5, "inner_steps": 8, "eta": 4.0, "eps_fraction": 0.5, "margin": 0.5,
             "max_steps": 100_000, "n_records": 5}),
-        entry("experiments.collapse.figure_1a_data", paper_figures.figure_1a_data, lambda: {"data": figure_1()}),
+        entry("experiments.collapse.figure_1a_data", paper_figures.figure_1a_data, lambda: {"data": figure_1()},
+              argument_names=("data",)),
         entry("experiments.collapse.figure_3_data", paper_figures.figure_3_data, lambda: {
-            "data": figure_2a(), "n_surfaces": 2, "n_points": 5, "stack_points": (3, 5)}),
+            "data": figure_2a(), "n_surfaces": 2, "n_points": 5, "stack_points": (3, 5)},
+              argument_names=("data", "n_surfaces", "n_points", "stack_points")),
         entry("experiments.collapse.slide_profile", phases.slide_profile, lambda: {
             "instance": c(), "eta": 4.0, "start_step": 1, "n_iterations": 5000, "n_records": 100}, instance="collapse"),
         entry("experiments.collapse.recovery_profile", phases.recovery_profile, lambda: {
@@ -708,7 +727,8 @@ def _study_entries() -> tuple[EntryPoint, ...]:
             "gaps": (0.1, 0.2), "beta": 0.5, "inner_steps": 8, "eta": 4.0, "eps_fraction": 0.5, "max_steps": 2000,
             "n_zero": 10, "progress": False}),
         entry("experiments.collapse.inner_kl_per_reset", reset_sweeps.inner_kl_per_reset,
-              lambda: {"run": apmd_run(), "beta": 0.5, "inner_steps": 4}),
+              lambda: {"run": apmd_run(), "beta": 0.5, "inner_steps": 4},
+              argument_names=("run", "beta", "inner_steps")),
         entry("experiments.collapse.inner_accuracy_sweep", reset_sweeps.inner_accuracy_sweep, lambda: {
             "instance": c(), "inner_steps": (1, 2), "etas": (4.0,), "beta": 0.5, "max_steps": 8,
             "coverage_fraction": 0.5}, instance="collapse", inner_steps="count_grid"),
@@ -753,14 +773,14 @@ def _study_entries() -> tuple[EntryPoint, ...]:
         # experiments: chapter 4, PPO
         entry("experiments.ppo.ratios.ratio_spread", ppo_ratios.ratio_spread, lambda: {
             "instance": instance(), "trajectory": ppo_run_with_ratios()[0], "ratios": ppo_run_with_ratios()[1],
-            "levels": (0.1, 0.5, 0.9)}),
+            "levels": (0.1, 0.5, 0.9)}, argument_names=("instance", "trajectory", "ratios", "levels")),
         entry("experiments.ppo.ratios.ratio_spread_table", ppo_ratios.ratio_spread_table,
-              lambda: {"spreads": [ratio_spread()]}),
+              lambda: {"spreads": [ratio_spread()]}, argument_names=("spreads",)),
         entry("experiments.ppo.ratios.ratio_bounds_by_beta", ppo_ratios.ratio_bounds_by_beta, lambda: {
             "instance": instance(), "betas": (1.0,), "eta_beta": 2.0, "inner_steps": 2, "batch_size": 4, "horizon": 2.0,
             "seed": 0}),
         entry("experiments.ppo.ratios.ratio_bounds_table", ppo_ratios.ratio_bounds_table,
-              lambda: {"tables": {"instance": ratio_bounds()}}),
+              lambda: {"tables": {"instance": ratio_bounds()}}, argument_names=("tables",)),
         entry("experiments.ppo.ratios.target_log_ratio_extent", ppo_ratios.target_log_ratio_extent, lambda: {
             "instance": instance(), "thetas": np.stack([theta(), 0.5 * theta()]), "beta": 1.0}, thetas="theta"),
         entry("experiments.ppo.clipping.ppo_min_thresholds", ppo_clipping.ppo_min_thresholds, lambda: {"interval": (0.8, 1.2)}),
@@ -834,7 +854,7 @@ def _study_entries() -> tuple[EntryPoint, ...]:
         entry("experiments.squared_loss.curvature.population_baselines", squared_curvature.population_baselines, lambda: {
             "instance": instance(), "log_reference": base_table(), "beta": 1.0, "group_size": 4}),
         entry("experiments.squared_loss.curvature.curvature_table", squared_curvature.curvature_table,
-              lambda: {"scans": {"instance": curvature_scan()}}),
+              lambda: {"scans": {"instance": curvature_scan()}}, argument_names=("scans",)),
         entry("experiments.squared_loss.curvature.curvature_scan", squared_curvature.curvature_scan, lambda: {
             "instance": instance(), "reference_theta": theta(), "beta": 1.0, "group_size": 2, "radius": 0.5,
             "n_points": 3, "rng": rng()}),
@@ -845,9 +865,10 @@ def _study_entries() -> tuple[EntryPoint, ...]:
             "instance": instance(), "eps": (0.1,), "betas": (1.0,), "group_sizes": (2,), "batch_size": 4,
             "inner_steps": 2, "eta_scale": 1.0, "n_iterations": 2, "seed": 0}, eps="grid", nan_ok=True),
         entry("experiments.squared_loss.mse.mse_path", squared_mse.mse_path,
-              lambda: {"instance": instance(), "trajectory": kimi_run()}),
+              lambda: {"instance": instance(), "trajectory": kimi_run()}, argument_names=("instance", "trajectory")),
         entry("experiments.squared_loss.mse.rebel_objective_check", squared_mse.rebel_objective_check, lambda: {
-            "instance": instance(), "path": mse_path(), "batch_size": 4, "n_batches": 2, "rng": rng()}),
+            "instance": instance(), "path": mse_path(), "batch_size": 4, "n_batches": 2, "rng": rng()},
+              argument_names=("instance", "path", "batch_size", "n_batches", "rng")),
         entry("experiments.squared_loss.batch_size.squared_loss_methods", squared_batch_size.squared_loss_methods,
               lambda: {"family": "random"}),
         entry("experiments.squared_loss.batch_size.batch_size_study", squared_batch_size.batch_size_study, lambda: {
@@ -860,7 +881,7 @@ def _study_entries() -> tuple[EntryPoint, ...]:
             "method": method(), "instance": instance(), "eta": 0.5, "rng": rng(), "eps": 0.1}),
         entry("experiments.implications.outcome_of", head_to_head.outcome_of, lambda: {
             "trajectory": reinforce_run(), "log_base_coverage": policies.log_coverage(instance(), base_table()),
-            "eps": 0.1}),
+            "eps": 0.1}, argument_names=("trajectory", "log_base_coverage", "eps")),
         entry("experiments.implications.run_task", head_to_head.run_task, lambda: {
             "method": method(), "instance": instance(), "eta": 0.5, "eps": 0.1, "seed": (0, 1)}, seed="seeds"),
         entry("experiments.implications.head_to_head", head_to_head.head_to_head, lambda: {
@@ -875,7 +896,8 @@ def _study_entries() -> tuple[EntryPoint, ...]:
               lambda: {"instances": [instance()], "beta": 1.0}),
         entry("experiments.implications.noise_methods", noise.noise_methods, dict),
         entry("experiments.implications.coverage_depth", noise.coverage_depth,
-              lambda: {"instance": instance(), "trajectory": reinforce_run()}),
+              lambda: {"instance": instance(), "trajectory": reinforce_run()},
+              argument_names=("instance", "trajectory")),
         entry("experiments.implications.exact_counterpart", noise.exact_counterpart,
               lambda: {"method": method(), "instance": instance()}),
         entry("experiments.implications.sampled_noise_run", noise.sampled_noise_run, lambda: {
@@ -887,9 +909,11 @@ def _study_entries() -> tuple[EntryPoint, ...]:
             "collapse_decades": 1.0, "progress": False}, collapse_decades="positive", coverages="coverage_grid"),
         entry("experiments.implications.method_group", paper_units.method_group, lambda: {"method": method()}),
         entry("experiments.implications.group_best", paper_units.group_best, lambda: {
-            "result": head_to_head_result(), "instance": 0, "group": "resets", "cost": "responses"}, instance="index"),
+            "result": head_to_head_result(), "instance": 0, "group": "resets", "cost": "responses"},
+              argument_names=("result", "instance", "group", "cost"), instance="index"),
         entry("experiments.implications.units_comparison", paper_units.units_comparison, lambda: {
-            "results": [head_to_head_result()], "families": ["collapse"], "gaps": [None]}, gaps="object"),
+            "results": [head_to_head_result()], "families": ["collapse"], "gaps": [None]},
+              argument_names=("results", "families", "gaps"), gaps="object"),
         entry("experiments.implications.hardness_parts", paper_units.hardness_parts,
               lambda: {"gaps": (0.4,), "coverage": 40.0}),
         entry("experiments.implications.hardness_methods", paper_units.hardness_methods,
@@ -901,7 +925,7 @@ def _study_entries() -> tuple[EntryPoint, ...]:
         entry("experiments.implications.tuning_prescriptions", tuning.tuning_prescriptions, lambda: {
             "instance": instance(), "betas": (0.5, 1.0), "n_iterations": 5, "eta_beta": 4.0, "eps": 0.1}),
         entry("experiments.implications.tuning_summary_table", tuning.tuning_summary_table,
-              lambda: {"maps": [tuning_map()]}),
+              lambda: {"maps": [tuning_map()]}, argument_names=("maps",)),
         entry("experiments.implications.tuning_run", tuning.tuning_run, lambda: {
             "instance": instance(), "algorithm": "ppo_noclip", "beta": 1.0, "inner_steps": 2, "width": None,
             "batch_size": 4, "n_iterations": 2, "eta_beta": 2.0, "eps": 0.1, "seed": (0, 1)},
@@ -1004,11 +1028,13 @@ def _study_entries() -> tuple[EntryPoint, ...]:
             "instance": c(), "beta": 0.5, "eta": 4.0, "n_steps": 4, "zero_mass": 1e-3}, instance="collapse",
               zero_mass="probability"),
         entry("experiments.collapse.equal_mass_resets", collapse_inner_factor.equal_mass_resets,
-              lambda: {"run": apmd_run(), "inner_steps": 4, "ratio": 2.0}, ratio="positive"),
+              lambda: {"run": apmd_run(), "inner_steps": 4, "ratio": 2.0},
+              argument_names=("run", "inner_steps", "ratio"), ratio="positive"),
         entry("experiments.collapse.regularized_maximum", collapse_ridge.regularized_maximum,
               lambda: {"instance": c(), "beta": 0.5}, instance="collapse"),
         entry("experiments.collapse.ridge_profile", collapse_ridge.ridge_profile,
-              lambda: {"run": collapse_run(), "beta": 0.5, "drained_mass": 0.05}, drained_mass="probability"),
+              lambda: {"run": collapse_run(), "beta": 0.5, "drained_mass": 0.05},
+              argument_names=("run", "beta", "drained_mass"), drained_mass="probability"),
         entry("experiments.ppo.population_ascent", ppo_inner_loop.population_ascent,
               lambda: {"instance": instance(), "beta": 1.0, "eta": 0.5, "n_steps": 3}),
         entry("experiments.ppo.inner_loop_by_batch", ppo_inner_loop.inner_loop_by_batch, lambda: {
@@ -1059,14 +1085,14 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
         return transformer.Method("GRPO", 1e-3, beta=0.04)
 
     def cells() -> tuple:
-        return (transformer.Cell("mixed", "fixed, weak beta"),)
+        return (transformer.Cell("mixed", "fixed, weak β"),)
 
     def arms() -> dict:
-        return {"fixed, weak beta": transformer.make_arm("fixed, weak beta", 3e-3, 4)}
+        return {"fixed, weak β": transformer.make_arm("fixed, weak β", 3e-3, 4)}
 
     def comparison() -> object:
-        return transformer_analysis.Comparison("APMD - fixed, weak beta", transformer_analysis.Side("APMD"),
-                                               transformer_analysis.Side("fixed, weak beta"))
+        return transformer_analysis.Comparison("APMD - fixed, weak β", transformer_analysis.Side("APMD"),
+                                               transformer_analysis.Side("fixed, weak β"))
 
     tiny_sizes = {"base_models": 1, "seeds_per_base": 1, "n_steps": 1, "n_prompts": 2, "slot_size": 2,
                   "inner_steps": 1, "held_out": 2, "pretrain_steps": 1, "pretrain_batch": 2, "n_samples": 2, "chunk": 1}
@@ -1110,7 +1136,7 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
               sync_alpha="probability", exact_reward="flag"),
         entry("labs.transformer.sync_period", transformer.sync_period, lambda: {"gradient_steps": 40}),
         entry("labs.transformer.make_arm", transformer.make_arm,
-              lambda: {"name": "TRL sync, alpha 0.6", "learning_rate": 3e-3, "gradient_steps": 40}),
+              lambda: {"name": "TRL sync, α = 0.6", "learning_rate": 3e-3, "gradient_steps": 40}),
         entry("labs.transformer.default_arms", transformer.default_arms,
               lambda: {"gradient_steps": 40, "names": ("APMD", "Rebel")}, names="instances"),
         entry("labs.transformer.fastest_stable_rate", transformer.fastest_stable_rate, lambda: {
@@ -1134,7 +1160,7 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
         entry("labs.transformer.Comparison", transformer_analysis.Comparison, lambda: {
             "label": "APMD - base", "first": transformer_analysis.Side("APMD"),
             "second": transformer_analysis.Side(transformer_analysis.BASE),
-            "minus": (transformer_analysis.Side("APMD", "decoupled"), transformer_analysis.Side("fixed, weak beta"))},
+            "minus": (transformer_analysis.Side("APMD", "decoupled"), transformer_analysis.Side("fixed, weak β"))},
               first="object", second="object", minus="object"),
         entry("labs.transformer.chapter_comparisons", transformer_analysis.chapter_comparisons,
               lambda: {"reward": "binary"}, reward="option"),
@@ -1181,7 +1207,7 @@ def synthetic_study(n_seeds: int = 6, n_steps: int = 2) -> object:
     draw = np.random.default_rng(0)
     config = transformer.ModelConfig(n_symbols=3, length=2, d_model=8, n_layers=1, n_heads=2)
     setup = transformer.TrainingSetup(config, n_steps=n_steps, n_slots=2, slot_size=2, inner_steps=2)
-    names = ("fixed, weak beta", "APMD")
+    names = ("fixed, weak β", "APMD")
     cells = tuple(transformer.Cell("mixed", name) for name in names)
     runs = len(cells) * n_seeds
 

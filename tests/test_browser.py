@@ -8,7 +8,8 @@ browser of its own). For every page it checks that
 * nothing is requested from the network (MathJax is served from ``_static/mathjax/``); every
   request that leaves the disk is recorded, then aborted;
 * math is typeset wherever the chapter's source has math: no raw ``\\(`` left in the visible
-  text, a MathJax container in every math element, and no TeX error;
+  text, a MathJax container in every math element, and no TeX error; and the numbered chapters
+  write no math as plain text outside code (``C_cov``, ``pi_t``, ``log10``, ``beta``, ``KL(``);
 * every image has loaded;
 * every widget of the chapter is on the page as its static stand-in, and moving each of its
   controls switches the displayed frame;
@@ -122,6 +123,7 @@ def redirect_target(page: Path) -> str | None:
 INSPECT_PAGE = r"""
 (async () => {
   const report = {};
+  const PLAIN_TEXT_MATH = /(?<![\w\\])[A-Za-z\u03b1-\u03c9\u0391-\u03a9]+_(?:\{|\(|[A-Za-z0-9])|\blog10\b|\b(?:beta|eta|epsilon|eps|theta|lambda|rho)\b|KL\(|\bJ\*|\bpi\*/;
   report.thebeConfigured = typeof THEBE_JS_URL === "string" && typeof thebe_selector === "string";
   report.mathjaxLoaded = !!(window.MathJax && window.MathJax.version && window.MathJax.startup);
   if (report.mathjaxLoaded) { await window.MathJax.startup.promise; }
@@ -139,11 +141,17 @@ INSPECT_PAGE = r"""
     acceptNode: n => n.parentElement.closest("pre, code, kbd, script, style, textarea, mjx-container, .sig")
       ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT,
   });
+  // Math written as plain text where the page typesets math: a subscript spelled with an
+  // underscore (C_cov, pi_t, theta_{t+1}), log10, a Greek letter spelled out, KL( or J* outside math.
+  const plain = [];
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
     const m = n.textContent.match(/\\[()\[\]]|\\begin\{|\$|\\[A-Za-z]{2,}/);
     if (m) raw.push(n.textContent.trim().slice(0, 80));
+    const p = n.textContent.match(PLAIN_TEXT_MATH);
+    if (p) plain.push(n.textContent.trim().slice(0, 80));
   }
   report.rawTex = raw;
+  report.plainTextMath = plain;
   const images = [...document.images];
   images.forEach(i => { i.loading = "eager"; });
   await Promise.all(images.map(i => i.decode().catch(() => null)));
@@ -463,6 +471,15 @@ def test_chapter_math_is_typeset(page_reports, entry):
         assert seen["mathContainers"] >= seen["mathElements"]
     assert not seen["texErrors"], f"TeX errors on {report.page}: {seen['texErrors']}"
     assert not seen["rawTex"], f"raw TeX in the visible text of {report.page}: {seen['rawTex'][:5]}"
+
+
+@pytest.mark.parametrize("entry", NUMBERED_PAGES)
+def test_numbered_chapters_write_math_as_math(page_reports, entry):
+    # Tables, captions, notes, widget labels and check labels included: where the prose is
+    # typeset, a subscript spelled with an underscore or a Greek letter spelled out reads as code.
+    report = chapter_report(page_reports, entry)
+    plain = report.inspection["plainTextMath"]
+    assert not plain, f"math written as plain text on {report.page}: {plain[:5]}"
 
 
 @pytest.mark.parametrize("entry", CHAPTERS)

@@ -267,6 +267,8 @@ def test_every_entry_point_has_a_unique_name_and_a_good_call_of_its_own_argument
     names = [point.name for point in ENTRY_POINTS]
     assert len(set(names)) == len(names)
     for point in ENTRY_POINTS:
+        # the names an entry declares, to be built without running the runs of its good call, are that call's
+        assert tuple(point.arguments()) == point.argument_names, point.name
         assert set(point.kinds) <= set(point.arguments()), point.name
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from functools import partial
 
 import numpy as np
 import pytest
@@ -57,9 +58,12 @@ TINY = ModelConfig(n_symbols=3, length=2, d_model=8, n_layers=1, n_heads=2)
 
 # The tests check values, not speed, so their programs compile without LLVM's optimizations
 # (XLA's own graph passes still run; the chapter runs the optimized programs): compiling, not
-# running, is most of these tests' time. The model's functions are compiled whole here, where the
-# package calls them inside its own compiled programs; run op by op, every primitive would
-# compile on its own.
+# running, is most of these tests' time. The model's functions, and the exact quantities and the
+# reference sync that the training loop traces, are compiled whole here, where the package calls
+# them inside its own compiled programs; run op by op, every primitive would compile on its own,
+# once per shape. For the same reason the tests build their inputs and read the results with
+# numpy (int32 and float32, the dtypes JAX would give them): indexing, stacking or reshaping a
+# JAX array outside ``jit`` compiles a program of its own.
 TEST_COMPILE = {"xla_backend_optimization_level": 0}
 
 
@@ -76,19 +80,23 @@ decode_step = compiled(decode_step, static_argnums=1)
 held_out_log_probs = compiled(held_out_log_probs, static_argnums=(1, 2))
 sample_answers = compiled(sample_answers, static_argnames=("config", "n"))
 train_runs = compiled(train_runs, static_argnames=("setup",))
+regularized_target = compiled(regularized_target)
+regularized_objective = compiled(regularized_objective)
+sequence_kl = compiled(sequence_kl)
+synced_reference = compiled(synced_reference)
 unoptimized_pretraining = compiled(training._pretrain.__wrapped__, static_argnames=("config", "n_steps", "batch"))
 
 
-def all_answers(config: ModelConfig) -> jnp.ndarray:
-    return jnp.array(list(itertools.product(range(config.n_symbols), repeat=config.length)), jnp.int32)
+def all_answers(config: ModelConfig) -> np.ndarray:
+    return np.array(list(itertools.product(range(config.n_symbols), repeat=config.length)), np.int32)
 
 
 def test_sequence_probabilities_sum_to_one_over_all_answers():
     params = init_params(TINY, jax.random.PRNGKey(0))
     answers = all_answers(TINY)
     for prompt in all_prompts(ReversalTask(n_symbols=3, length=2)):
-        prompts = jnp.repeat(jnp.asarray(prompt)[None], len(answers), axis=0)
-        total = jnp.exp(answer_log_probs(params, TINY, prompts, answers)).sum()
+        prompts = np.repeat(prompt[None], len(answers), axis=0)
+        total = np.exp(np.asarray(answer_log_probs(params, TINY, prompts, answers))).sum()
         assert abs(float(total) - 1.0) < 1e-5
 
 
@@ -96,31 +104,32 @@ def test_initial_weights_are_the_scaled_normal_draws_of_their_keys():
     config = ModelConfig(n_symbols=5, length=4, d_model=16, n_layers=2, n_heads=4)
     key = jax.random.PRNGKey(11)
     params = init_params(config, key)
-    keys = jax.random.split(key, 3 + 4 * config.n_layers)
+    keys = np.asarray(jax.random.split(key, 3 + 4 * config.n_layers))
     first = params["layers"][0]
-    np.testing.assert_array_equal(first["qkv"], 16 ** -0.5 * jax.random.normal(keys[0], (16, 48)))
-    np.testing.assert_array_equal(first["w2"], (4 * 64) ** -0.5 * jax.random.normal(keys[3], (64, 16)))
-    np.testing.assert_array_equal(params["head"], 16 ** -0.5 * jax.random.normal(keys[-1], (16, 5)))
+    # the draws are JAX's; the scaling is one float32 product, in numpy as init_params does it
+    np.testing.assert_array_equal(first["qkv"], 16 ** -0.5 * np.asarray(jax.random.normal(keys[0], (16, 48))))
+    np.testing.assert_array_equal(first["w2"], (4 * 64) ** -0.5 * np.asarray(jax.random.normal(keys[3], (64, 16))))
+    np.testing.assert_array_equal(params["head"], 16 ** -0.5 * np.asarray(jax.random.normal(keys[-1], (16, 5))))
 
 
 @pytest.mark.parametrize("length", [1, 3])
 def test_grouped_forward_pass_equals_the_full_forward_pass(length):
     config = ModelConfig(n_symbols=5, length=length, d_model=16, n_layers=2, n_heads=4)
     params = init_params(config, jax.random.PRNGKey(12))
-    prompts = jax.random.randint(jax.random.PRNGKey(13), (3, length), 0, 5, dtype=jnp.int32)
-    answers = jax.random.randint(jax.random.PRNGKey(14), (3, 4, length), 0, 5, dtype=jnp.int32)
-    flat = (jnp.repeat(prompts, 4, axis=0), answers.reshape(12, length))
+    prompts = np.asarray(jax.random.randint(jax.random.PRNGKey(13), (3, length), 0, 5, dtype=jnp.int32))
+    answers = np.asarray(jax.random.randint(jax.random.PRNGKey(14), (3, 4, length), 0, 5, dtype=jnp.int32))
+    flat = (np.repeat(prompts, 4, axis=0), answers.reshape(12, length))
     np.testing.assert_allclose(group_answer_logits(params, config, prompts, answers),
-                               answer_logits(params, config, *flat).reshape(3, 4, length, 5), atol=2e-5)
-    np.testing.assert_allclose(group_token_log_probs(params, config, prompts, answers).sum(-1),
-                               answer_log_probs(params, config, *flat).reshape(3, 4), atol=2e-5)
+                               np.asarray(answer_logits(params, config, *flat)).reshape(3, 4, length, 5), atol=2e-5)
+    np.testing.assert_allclose(np.asarray(group_token_log_probs(params, config, prompts, answers)).sum(-1),
+                               np.asarray(answer_log_probs(params, config, *flat)).reshape(3, 4), atol=2e-5)
 
 
 def test_held_out_log_probs_score_correct_answer_and_near_miss():
     task = ReversalTask(n_symbols=4, length=3)
     config = ModelConfig(n_symbols=4, length=3, d_model=16, n_layers=1, n_heads=2)
     params = init_params(config, jax.random.PRNGKey(15))
-    prompts = jnp.asarray(all_prompts(task)[::5])
+    prompts = all_prompts(task)[::5]
     coverage, near = held_out_log_probs(params, config, task, prompts)
     np.testing.assert_allclose(coverage, answer_log_probs(params, config, prompts, correct_answer(task, prompts)),
                                atol=2e-5)
@@ -131,34 +140,35 @@ def test_cache_sampler_logits_equal_the_full_forward_pass():
     config = ModelConfig(n_symbols=5, length=4, d_model=16, n_layers=2, n_heads=4)
     params = init_params(config, jax.random.PRNGKey(1))
     key = jax.random.PRNGKey(2)
-    prompts = jax.random.randint(key, (6, config.length), 0, config.n_symbols, dtype=jnp.int32)
-    answers = jax.random.randint(jax.random.PRNGKey(3), (6, config.length), 0, config.n_symbols, dtype=jnp.int32)
-    tokens = teacher_forcing_inputs(config, prompts, answers)
+    prompts = np.asarray(jax.random.randint(key, (6, config.length), 0, config.n_symbols, dtype=jnp.int32))
+    answers = np.asarray(jax.random.randint(jax.random.PRNGKey(3), (6, config.length), 0, config.n_symbols,
+                                            dtype=jnp.int32))
+    tokens = np.asarray(teacher_forcing_inputs(config, prompts, answers))
     cache = empty_cache(config, 6)
     cached = []
     for position in range(tokens.shape[1]):
         logits, cache = decode_step(params, config, cache, tokens[:, position], position)
-        cached.append(logits)
-    cached = jnp.stack(cached, axis=1)[:, config.length + 1:]
+        cached.append(np.asarray(logits))
+    cached = np.stack(cached, axis=1)[:, config.length + 1:]
     np.testing.assert_allclose(cached, answer_logits(params, config, prompts, answers), atol=2e-5)
 
 
 def test_sampler_log_probs_match_teacher_forcing():
     config = ModelConfig(n_symbols=4, length=3, d_model=16, n_layers=1, n_heads=2)
     params = init_params(config, jax.random.PRNGKey(4))
-    prompts = jnp.array([[0, 1, 2], [3, 3, 0]], jnp.int32)
+    prompts = np.array([[0, 1, 2], [3, 3, 0]], np.int32)
     answers, log_probs = sample_answers(params, config, prompts, 5, jax.random.PRNGKey(5))
-    exact = answer_log_probs(params, config, jnp.repeat(prompts, 5, axis=0), answers.reshape(10, 3))
-    np.testing.assert_allclose(log_probs.sum(-1).reshape(10), exact, atol=2e-5)
+    exact = answer_log_probs(params, config, np.repeat(prompts, 5, axis=0), np.asarray(answers).reshape(10, 3))
+    np.testing.assert_allclose(np.asarray(log_probs).sum(-1).reshape(10), exact, atol=2e-5)
 
 
 def test_policy_gradient_estimate_matches_exact_gradient_of_expected_reward():
     """REINFORCE-LOO's loss at theta = theta_old: its gradient estimates -grad E r, within sampling error."""
     task = ReversalTask(n_symbols=3, length=2)
     params = init_params(TINY, jax.random.PRNGKey(6))
-    prompt = jnp.array([[1, 2]], jnp.int32)
+    prompt = np.array([[1, 2]], np.int32)
     answers = all_answers(TINY)
-    rewards = reward(task, prompt, answers, "partial")
+    rewards = reward(task, prompt, answers, "partial").astype(np.float32)  # numpy's is float64, JAX's float32
 
     def expected_reward(p):
         return (jnp.exp(lab.answer_log_probs(p, TINY, jnp.repeat(prompt, len(answers), 0), answers)) * rewards).sum()
@@ -171,11 +181,12 @@ def test_policy_gradient_estimate_matches_exact_gradient_of_expected_reward():
 
     constants = Method("loo", 1e-3, advantage="loo").constants()
     group, chunks = 8, 40
-    prompts = jnp.repeat(prompt, 64, 0)
+    prompts = np.repeat(prompt, 64, 0)
 
-    # one compiled program: the package's functions inside it, not this file's compiled ones
+    # one compiled program: the package's functions inside it, not this file's compiled ones;
+    # the chunks' keys are made inside it too
     @compiled
-    def estimates(keys):
+    def estimates(seeds):
         def one(key):
             drawn, old = lab.sample_answers(params, TINY, prompts, group, key)
             r = reward(task, prompts[:, None, :], drawn, "partial")
@@ -183,10 +194,10 @@ def test_policy_gradient_estimate_matches_exact_gradient_of_expected_reward():
             advantages = group_advantages(r, jnp.arange(64), constants["loo"])
             return -TINY.length * project(jax.grad(policy_loss)(params, TINY, prompts, drawn, old, old, r, advantages,
                                                                 constants))
-        return jax.lax.map(one, keys)
+        return jax.lax.map(one, jax.vmap(jax.random.PRNGKey)(seeds))
 
     exact = float(compiled(lambda p: project(jax.grad(expected_reward)(p)))(params))
-    estimated = np.asarray(estimates(jax.vmap(jax.random.PRNGKey)(100 + jnp.arange(chunks))), float)
+    estimated = np.asarray(estimates(100 + np.arange(chunks, dtype=np.int32)), float)
     error = estimated.std(ddof=1) / np.sqrt(chunks)
     assert abs(estimated.mean() - exact) < 4 * error + 1e-6
 
@@ -235,11 +246,11 @@ def test_task_rewards_and_conventions():
 def test_prefix_tree_log_probs_equal_teacher_forcing_of_every_answer():
     config = ModelConfig(n_symbols=4, length=3, d_model=16, n_layers=2, n_heads=4)
     params = init_params(config, jax.random.PRNGKey(16))
-    prompts = jnp.array([[0, 1, 2], [3, 3, 0]], jnp.int32)
+    prompts = np.array([[0, 1, 2], [3, 3, 0]], np.int32)
     answers = all_answers(config)
-    exact = all_answer_log_probs(params, config, prompts)
+    exact = np.asarray(all_answer_log_probs(params, config, prompts))
     for row, prompt in enumerate(prompts):
-        flat = answer_log_probs(params, config, jnp.repeat(prompt[None], len(answers), 0), answers)
+        flat = answer_log_probs(params, config, np.repeat(prompt[None], len(answers), 0), answers)
         np.testing.assert_allclose(exact[row], flat, atol=2e-5)
     np.testing.assert_allclose(exact[:, answer_index(answers[5:6], 4)[0]], exact[:, 5])
 
@@ -249,21 +260,22 @@ def test_regularized_target_sums_to_one_and_maximizes_the_regularized_objective(
     log_reference = np.log(rng.dirichlet(np.ones(9), size=3))
     rewards = rng.uniform(0, 1, (3, 9))
     beta = 0.3
-    target = np.asarray(regularized_target(jnp.asarray(log_reference), jnp.asarray(rewards), beta))
+    as_float32 = partial(np.asarray, dtype=np.float32)  # what jnp.asarray makes of float64 arrays
+    target = np.asarray(regularized_target(as_float32(log_reference), as_float32(rewards), beta))
     np.testing.assert_allclose(np.exp(target).sum(-1), 1.0, atol=1e-6)
-    best = np.asarray(regularized_objective(jnp.asarray(target), jnp.asarray(log_reference), jnp.asarray(rewards), beta))
+    best = np.asarray(regularized_objective(target, as_float32(log_reference), as_float32(rewards), beta))
     # the maximum is beta log E_ref exp(r / beta), attained at the target
     np.testing.assert_allclose(best, beta * np.log((np.exp(log_reference) * np.exp(rewards / beta)).sum(-1)),
                                rtol=1e-5)
     others = np.log(rng.dirichlet(np.ones(9), size=(200, 3)))
-    values = np.asarray(regularized_objective(jnp.asarray(others), jnp.asarray(log_reference), jnp.asarray(rewards),
+    values = np.asarray(regularized_objective(as_float32(others), as_float32(log_reference), as_float32(rewards),
                                               beta))
     assert (values < best).all()
     nearby = target + 1e-2 * rng.normal(size=target.shape)
     nearby -= np.log(np.exp(nearby).sum(-1, keepdims=True))
-    assert (np.asarray(regularized_objective(jnp.asarray(nearby), jnp.asarray(log_reference), jnp.asarray(rewards),
+    assert (np.asarray(regularized_objective(as_float32(nearby), as_float32(log_reference), as_float32(rewards),
                                              beta)) < best).all()
-    np.testing.assert_allclose(sequence_kl(jnp.asarray(target), jnp.asarray(target)), 0.0, atol=1e-7)
+    np.testing.assert_allclose(sequence_kl(target, target), 0.0, atol=1e-7)
 
 
 TINY_TASK = ReversalTask(n_symbols=3, length=2)
@@ -280,18 +292,18 @@ TINY_SETUP = TrainingSetup(TRAIN_CONFIG, n_steps=TINY_SIZES["n_steps"], n_slots=
 
 def tiny_run(key: int = 9, near_reward: float = 0.9) -> RunInputs:
     """One run's inputs on the 16 prompts of the four-symbol task: 3 training prompts (one easy), 2 held out."""
-    prompts = jnp.asarray(all_prompts(TRAIN_TASK))
-    train, held = prompts[jnp.array([1, 5, 7])], prompts[jnp.array([2, 6])]
+    prompts = all_prompts(TRAIN_TASK)
+    train, held = prompts[[1, 5, 7]], prompts[[2, 6]]
     return RunInputs(init_params(TRAIN_CONFIG, jax.random.PRNGKey(8)), train, correct_answer(TRAIN_TASK, train),
                      near_miss(TRAIN_TASK, train), held, correct_answer(TRAIN_TASK, held),
-                     near_miss(TRAIN_TASK, held), jnp.float32(near_reward), jnp.arange(3, dtype=jnp.int32),
+                     near_miss(TRAIN_TASK, held), np.float32(near_reward), np.arange(3, dtype=np.int32),
                      jax.random.PRNGKey(key))
 
 
 def run_arms(methods: list[Method], run: RunInputs):
     """Train the two ``methods`` on ``run`` with :data:`TINY_SETUP`."""
     assert len(methods) == 2, "every training test runs two arms, so that one program serves them all"
-    stacked = jax.tree_util.tree_map(lambda leaf: jnp.stack([leaf] * len(methods)), run)
+    stacked = jax.tree_util.tree_map(lambda leaf: np.stack([leaf] * len(methods)), run)
     return train_runs(TINY_SETUP, methods[0].exact, stack_constants(methods), stacked)
 
 
@@ -310,49 +322,49 @@ def test_exact_target_apmd_fits_each_steps_target_from_the_policy_that_it_resets
     """
     beta = 0.5
     arms = [Method(f"apmd {rate}", rate, family="apmd", beta=beta, exact_reward=True) for rate in (3e-2, 2e-2)]
-    _, record = run_arms(arms, tiny_run())
+    _, record = jax.tree_util.tree_map(np.asarray, run_arms(arms, tiny_run()))
     for i in range(len(arms)):
-        before = step_distance(np.asarray(record.log_coverage[i, :-1]), np.asarray(record.log_near[i, :-1]), 0.9, beta)
-        after = np.asarray(record.accuracy[i])
+        before = step_distance(record.log_coverage[i, :-1], record.log_near[i, :-1], 0.9, beta)
+        after = record.accuracy[i]
         assert (before.mean(-1) > 1e-2).all()
         assert (after < 0.2 * before.mean(-1)).all()
 
 
 def test_the_k3_penalty_pulls_the_policy_toward_its_reference():
     """With zero advantages a step on the GRPO loss lowers KL(pi_ref || pi): the penalty has the right sign."""
-    base, prompts = init_params(TINY, jax.random.PRNGKey(8)), jnp.asarray(all_prompts(TINY_TASK))[jnp.array([1, 5, 7])]
+    base, prompts = init_params(TINY, jax.random.PRNGKey(8)), all_prompts(TINY_TASK)[[1, 5, 7]]
     reference = init_params(TINY, jax.random.PRNGKey(18))
-    answers = jnp.asarray(np.tile(all_answers(TINY)[None, :8], (3, 1, 1)))
+    answers = np.tile(all_answers(TINY)[None, :8], (3, 1, 1))
     old = group_token_log_probs(base, TINY, prompts, answers)
     ref = group_token_log_probs(reference, TINY, prompts, answers)
-    zeros = jnp.zeros(answers.shape[:2])
+    zeros = np.zeros(answers.shape[:2], np.float32)
     constants = Method("fixed", 1e-3, beta=1.0).constants()
     gradient = compiled(jax.grad(policy_loss), static_argnums=1)(base, TINY, prompts, answers, old, ref,
                                                                 zeros, zeros, constants)
-    stepped = jax.tree_util.tree_map(lambda p, g: p - 1e-2 * g, base, gradient)
+    stepped = jax.tree_util.tree_map(lambda p, g: np.asarray(p) - 1e-2 * np.asarray(g), base, gradient)
 
     def distance(params):
-        return float(sequence_kl(all_answer_log_probs(reference, TINY, prompts),
-                                 all_answer_log_probs(params, TINY, prompts)).mean())
+        return float(np.asarray(sequence_kl(all_answer_log_probs(reference, TINY, prompts),
+                                            all_answer_log_probs(params, TINY, prompts))).mean())
 
     assert distance(stepped) < distance(base)
 
 
 def test_trl_sync_mixes_the_policy_into_the_reference_every_period_only():
-    params, reference = {"w": jnp.full(2, 1.0)}, {"w": jnp.zeros(2)}
+    params, reference = {"w": np.full(2, 1.0, np.float32)}, {"w": np.zeros(2, np.float32)}
     constants = Method("sync", 1e-3, beta=0.04, sync_every=3, sync_alpha=0.6).constants()
     for step in range(1, 7):
-        synced = synced_reference(params, reference, jnp.int32(step), constants)
+        synced = synced_reference(params, reference, np.int32(step), constants)
         np.testing.assert_allclose(synced["w"], 0.6 if step % 3 == 0 else 0.0, atol=1e-7)
     fixed = Method("fixed", 1e-3, beta=0.04).constants()
-    np.testing.assert_array_equal(synced_reference(params, reference, jnp.int32(3), fixed)["w"], 0.0)
+    np.testing.assert_array_equal(synced_reference(params, reference, np.int32(3), fixed)["w"], 0.0)
 
 
 @pytest.mark.same_on_every_cpu
 def test_arms_of_a_seed_share_base_model_prompts_and_random_stream(monkeypatch):
     # the base models are pre-trained by the test's unoptimized compilation: the values, not the speed, are checked
     monkeypatch.setattr(training, "_pretrain", unoptimized_pretraining)
-    arms = ("fixed, weak beta", "REINFORCE, leave-one-out")
+    arms = ("fixed, weak β", "REINFORCE, leave-one-out")
     plan = plan_study("book", cells=tuple(Cell("hard-only", arm, group_size=2) for arm in arms), config=TRAIN_CONFIG,
                       task=TRAIN_TASK, sizes=TINY_SIZES)
     assert plan.setup == TINY_SETUP
@@ -364,28 +376,28 @@ def test_arms_of_a_seed_share_base_model_prompts_and_random_stream(monkeypatch):
     assert not np.array_equal(plan.inputs(0, 0)[0].key, plan.inputs(0, 1)[0].key)
     # the first batch is drawn from the shared base model with the shared key: equal in every arm
     runs = [plan.inputs(c, 0) for c in range(len(arms))]
-    stacked = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *[run for run, _ in runs])
+    stacked = jax.tree_util.tree_map(lambda *leaves: np.stack(leaves), *[run for run, _ in runs])
     _, record = train_runs(plan.setup, False, stack_constants([m for _, m in runs]), stacked)
-    assert np.unique(np.asarray(record.reward[:, 0])).size == 1
-    assert np.unique(np.asarray(record.kl[:, -1])).size == len(arms)
+    assert np.unique(np.asarray(record.reward)[:, 0]).size == 1
+    assert np.unique(np.asarray(record.kl)[:, -1]).size == len(arms)
 
 
 def test_coverage_and_kl_are_logged_for_the_model_the_run_returns():
     setup = TINY_SETUP
-    arms = [make_arm("fixed, weak beta", 1e-2, setup.gradient_steps), make_arm("Rebel", 1e-2, setup.gradient_steps)]
+    arms = [make_arm("fixed, weak β", 1e-2, setup.gradient_steps), make_arm("Rebel", 1e-2, setup.gradient_steps)]
     run = tiny_run()
-    final, record = run_arms(arms, run)
+    final, record = jax.tree_util.tree_map(np.asarray, run_arms(arms, run))
     assert record.log_coverage.shape[1] == setup.n_steps + 1
     for i in range(len(arms)):
         params = jax.tree_util.tree_map(lambda leaf: leaf[i], final)
         table = all_answer_log_probs(params, TRAIN_CONFIG, run.prompts)
         correct = answer_index(run.correct, TRAIN_CONFIG.n_symbols)
-        np.testing.assert_allclose(record.log_coverage[i, -1], table[jnp.arange(3), correct],
+        np.testing.assert_allclose(record.log_coverage[i, -1], np.asarray(table)[np.arange(3), correct],
                                    atol=2e-5)
         held, _ = held_out_log_probs(params, TRAIN_CONFIG, TRAIN_TASK, run.held_out)
         np.testing.assert_allclose(record.held_log_coverage[i, -1], held, atol=2e-5)
         base = all_answer_log_probs(run.base, TRAIN_CONFIG, run.prompts)
-        np.testing.assert_allclose(record.kl[i, -1], sequence_kl(table, base).mean(), atol=2e-5)
+        np.testing.assert_allclose(record.kl[i, -1], np.asarray(sequence_kl(table, base)).mean(), atol=2e-5)
     again = run_arms(arms, run)
     for a, b in zip(jax.tree_util.tree_leaves((final, record)), jax.tree_util.tree_leaves(again)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

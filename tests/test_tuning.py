@@ -180,7 +180,7 @@ def test_figures_draw():
     figure = tuning_heatmaps_figure(grid, widths)
     assert len(figure.axes) == 3 and figure.get_figwidth() <= 7.0 and figure.get_figheight() <= 9.0
     table = tuning_summary_table((grid, widths))
-    assert len(table.columns) == 3 and table.columns[1].startswith("ppo_noclip")
+    assert len(table.columns) == 3 and table.columns[1].startswith("PPO-NoClip")
     good = grid.reached_fraction > 0.5
     assert table.rows[0][1] == int(good.sum())
     assert table.rows[1][1] == int((good & (grid.lost_fraction > 0)).sum())

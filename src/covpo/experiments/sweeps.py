@@ -409,7 +409,7 @@ class CostSweep:
             ("method", "exponent: responses", "R²: responses", "exponent: steps", "R²: steps", "coverages reaching ε"),
             tuple(rows),
             caption=caption or r"Costs to ε fitted as a power of $C_{\mathrm{cov}}$",
-            notes=("Least squares of log10 cost on log10 C_cov over the coverages where ε was reached; "
+            notes=("Least squares of $\\log_{10}$ cost on $\\log_{10} C_{\\mathrm{cov}}$ over the coverages where ε was reached; "
                    "a dash where that happened fewer than twice.",),
         )
 
@@ -633,7 +633,7 @@ class RecipeComparison:
             ))
         return Table(
             ("method", f"seeds reaching ε (of {len(self.seeds)})", "median responses to ε",
-             "median final J* − J", "worst coverage loss (decades)"),
+             "median final $J^\\star - J$", "worst coverage loss (decades)"),
             tuple(rows),
             caption=caption or f"{self.response_budget:,} responses per run, ε = {self.eps:g}",
             notes=("Median responses over the seeds that reached ε; a dash where none did "

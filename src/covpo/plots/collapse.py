@@ -489,7 +489,7 @@ def collapse_widget() -> Explorable:
     """Knob, ``beta``, learning rate and step budget in; reward, log10 coverage and the simplex path out."""
     sliders = [
         Slider("gap", "distractor gap", 0.05, 0.4, 0.15, (0.3, 0.2, 0.15, 0.12), step=0.005),
-        Slider("beta", "beta (0 = no KL)", 0.0, 0.2, 0.0, (0.0, 0.01, 0.05), step=0.001),
+        Slider("beta", "β (0 = no KL)", 0.0, 0.2, 0.0, (0.0, 0.01, 0.05), step=0.001),
         Slider("eta", "learning rate", 0.1, 64.0, 4.0, (4.0,), log=True),
         Slider("budget", "step budget", 1_000, 3_000_000, 1_000_000, (1_000_000,), integer=True, step=1_000),
     ]

@@ -520,7 +520,7 @@ def apmd_widget() -> Explorable:
     learning rate 4 and a budget of 300,000 gradient steps.
     """
     sliders = [
-        Slider("beta", "APMD beta", 0.02, 2.0, 0.5, (0.1, 0.25, 0.5, 1.0), log=True),
+        Slider("beta", "APMD β", 0.02, 2.0, 0.5, (0.1, 0.25, 0.5, 1.0), log=True),
         Slider("inner_steps", "inner steps K", 1, 64, 8, (1, 2, 4, 8, 16, 32), integer=True),
         Slider("eta", "learning rate", 0.25, 16.0, 4.0, (4.0,), log=True),
         Slider("budget", "gradient-step budget", 100, 1_000_000, 300_000, (300_000,), integer=True, step=100),

@@ -421,7 +421,7 @@ def ppo_widget() -> Explorable:
     counts, at the default batch size.
     """
     sliders = [
-        Slider("beta", "beta", 0.05, 8.0, 1.0, (0.25, 0.5, 1.0, 4.0), log=True),
+        Slider("beta", "β", 0.05, 8.0, 1.0, (0.25, 0.5, 1.0, 4.0), log=True),
         Slider("width", "clip width (1 = default)", 0.05, 20.0, 1.0, (0.25, 1.0, 4.0), log=True),
         Slider("inner_steps", "inner steps K", 1, 40, 10, (2, 10), integer=True),
         Slider("batch_size", "batch size N", 8, 512, 128, (128,), integer=True, step=8),

@@ -109,6 +109,6 @@ def best_of_n_widget() -> Explorable:
     sliders = [
         Slider("coverage", "coverage c0", 1e-4, 0.9, 0.05, (0.001, 0.01, 0.05, 0.2, 0.5), log=True),
         Slider("n", "n", 1, 2000, 20, (5, 20, 100, 500), integer=True, log=False),
-        Slider("delta", "delta", 0.001, 0.5, 0.05, (0.05,), step=0.001),
+        Slider("delta", "δ", 0.001, 0.5, 0.05, (0.05,), step=0.001),
     ]
     return explorable(best_of_n_explorer_figure, sliders, "Best-of-N from the base model")

@@ -368,7 +368,7 @@ def squared_loss_widget() -> Explorable:
     The static stand-in holds 27 frames: three ``beta`` by three ``G`` by three batch sizes.
     """
     sliders = [
-        Slider("beta", "beta", 0.1, 4.0, 0.5, (0.25, 0.5, 1.0), log=True),
+        Slider("beta", "β", 0.1, 4.0, 0.5, (0.25, 0.5, 1.0), log=True),
         Slider("group_size", "extra responses G", 1, 64, 8, (1, 8, 64), integer=True, log=True),
         Slider("batch_size", "batch size N", 16, 512, 128, (32, 128, 512), integer=True, step=16),
     ]

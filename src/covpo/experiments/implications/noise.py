@@ -293,7 +293,7 @@ class NoiseStudy:
                 f"{self.n_seeds} seeds, ε = {self.eps:g}"
             ),
             notes=(
-                f"Depth: the lowest log10 of a prompt's coverage over its base value during the run. A run "
+                f"Depth: the lowest $\\log_{{10}}$ of a prompt's coverage over its base value during the run. A run "
                 f"collapses when its depth is below -{self.collapse_decades:g}. Exact: the exact-gradient "
                 f"counterpart at the same settings ('-': none); deeper than exact by over "
                 f"{DEPTH_TOLERANCE:g} decades. Median responses over the seeds that reached ε.",

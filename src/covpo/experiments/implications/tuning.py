@@ -33,6 +33,7 @@ from scipy.optimize import brentq
 
 from covpo.collapse_instance import DEFAULT_OPTIMAL_PROB
 from covpo.instances import BanditInstance
+from covpo.algorithms import ALGORITHMS
 from covpo.algorithms.mirror_descent import mirror_descent_bound
 from covpo.objectives import regularized_optimum
 from covpo.experiments.parallel import run_tasks
@@ -360,8 +361,8 @@ class TuningMap:
 
 
 def _map_title(tuning_map: TuningMap) -> str:
-    fixed = f", K = {tuning_map.inner_steps}" if tuning_map.inner_steps is not None else ""
-    return f"{tuning_map.algorithm}{fixed}: β and {tuning_map.row_name}"
+    fixed = f", $K = {tuning_map.inner_steps}$" if tuning_map.inner_steps is not None else ""
+    return f"{ALGORITHMS[tuning_map.algorithm].label}{fixed}: $\\beta$ and {tuning_map.row_name}"
 
 
 def tuning_summary_table(maps: Sequence[TuningMap]) -> Table:

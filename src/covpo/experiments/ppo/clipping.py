@@ -235,11 +235,11 @@ class ClippingBenefit:
         )
         return Table(
             ("method", "share clipped", "reached ε", "responses to ε (median)", "inner-loop KL to target (median)",
-             "J* − J at the end (median)"),
+             "$J^\\star - J$ at the end (median)"),
             rows,
             caption=caption or f"β = {self.beta:g}, N = {self.batch_size}, K = {self.inner_steps}, η = {self.eta:g}",
             notes=("Responses to ε: the whole budget where a run did not reach ε. Inner-loop KL: the mean over the run "
-                   "of E_x KL(π_{t+1} ‖ π*_{t+1}), then the median over seeds.",),
+                   "of $\\mathbb{E}_x \\mathrm{KL}(\\pi_{t+1} \\Vert \\pi^\\star_{t+1})$, then the median over seeds.",),
         )
 
 

@@ -105,11 +105,11 @@ class Landscape:
             for r, top, bottom, gap, kl in zip(self.radii, self.noclip_top, self.kimi_bottom, self.gap, self.beta_kl)
         )
         return Table(
-            ("ρ", "ρ / ‖θ_* − θ_0‖", "NoClip: largest eigenvalue", "KimiPO: smallest eigenvalue",
+            ("ρ", "$\\rho / \\lVert\\theta_\\star - \\theta_0\\rVert$", "NoClip: largest eigenvalue", "KimiPO: smallest eigenvalue",
              r"$J_\beta(\pi_\star) - J_\beta(\pi_\theta)$", r"$\beta\,\mathrm{KL}(\pi_\theta \Vert \pi_\star)$"),
             rows,
             caption=f"Curvature at $\\theta^\\star + \\rho u$, over {self.n_directions} directions $u$, β = {self.beta:g}",
-            notes=("NoClip: the Hessian of J_β(π_θ; π_0), largest eigenvalue over all directions tried (negative means "
+            notes=("NoClip: the Hessian of $J_\\beta(\\pi_\\theta; \\pi_0)$, largest eigenvalue over all directions tried (negative means "
                    "concave there). KimiPO: the Hessian of its population loss with the mean baseline, smallest "
                    "eigenvalue (positive means convex). Gap and KL: the largest over the directions.",),
         )

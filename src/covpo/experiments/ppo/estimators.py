@@ -101,7 +101,7 @@ class EstimatorSpread:
             tuple(tuple(float(value) for value in row) for row in columns),
             caption=f"Batch estimates at $\\pi_s$, across {self.n_batches} batches of N = {self.batch_size}",
             notes=("sd: standard deviation across batches (for a gradient, the root of the trace of its "
-                   "covariance). Error: root-mean-square distance from the true gradient of J_β(π_s; π_0).",),
+                   "covariance). Error: root-mean-square distance from the true gradient of $J_\\beta(\\pi_s; \\pi_0)$.",),
         )
 
 

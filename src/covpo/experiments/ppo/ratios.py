@@ -160,9 +160,9 @@ def ratio_spread_table(spreads: Sequence[RatioSpread]) -> Table:
          f"{100 * levels[0]:g}% quantile, lowest", f"{100 * levels[-1]:g}% quantile, highest",
          "interval: low", "interval: high"),
         tuple(rows),
-        caption="Importance weights π_(t+1) / π_t of each run",
+        caption="Importance weights $\\pi_{t+1} / \\pi_t$ of each run",
         notes=("Lowest and highest weight: over every inner iterate and every (x, y). Quantiles: of the "
-               "weights a fresh batch from π_t would carry, weighted by ρ × π_t, over the iterations. "
+               "weights a fresh batch from $\\pi_t$ would carry, weighted by $\\rho \\times \\pi_t$, over the iterations. "
                "Interval: [exp(−R/β), exp(R/β)].",),
     )
 

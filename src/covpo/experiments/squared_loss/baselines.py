@@ -107,7 +107,7 @@ class BaselineBiasSweep:
             rows = zip(self.group_sizes, self.normalizer_bias, self.normalizer_bias_approximation,
                        self.normalizer_step_error)
             return Table(
-                ("G (extra responses)", "bias |E b̂ − b_t|", "first order in 1/G", "step error (KL)"),
+                ("G (extra responses)", r"bias $\lvert \mathbb{E}\,\hat b - b_t \rvert$", "first order in 1/G", "step error (KL)"),
                 tuple((int(g), float(x), float(a), float(e)) for g, x, a, e in rows),
                 caption=f"KimiPO-Norm's normalizer baseline against G, at β = {self.group_beta:g}",
                 notes=(f"Log-log slopes in G: bias {self.slope('normalizer_bias'):.2f}, "

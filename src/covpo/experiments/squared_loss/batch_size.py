@@ -103,8 +103,8 @@ class BatchSizeStudy:
              "largest bound on the fall (decades)", "largest fall (decades)"),
             tuple(rows),
             caption=caption or f"The MSE criterion over {len(self.seeds)} seeds",
-            notes=("Step MSE: E_x E_{π_t} (β log(π_{t+1}/π*_{t+1}))², the largest over steps and seeds.",
-                   "Bound: the sum over steps of sqrt(MSE_t(x)/c_t(x))/β on the worst prompt, in decades.",
+            notes=("Step MSE: $\\mathbb{E}_x \\mathbb{E}_{\\pi_t} (\\beta \\log(\\pi_{t+1}/\\pi^\\star_{t+1}))^2$, the largest over steps and seeds.",
+                   "Bound: the sum over steps of $\\sqrt{\\mathrm{MSE}_t(x)/c_t(x)}/\\beta$ on the worst prompt, in decades.",
                    "Fall: the largest fall of any prompt's coverage below the base model's."),
         )
 
@@ -135,7 +135,7 @@ class BatchSizeStudy:
              "worst coverage loss (decades)"),
             rows,
             caption=caption or f"Coverage lost against the batch size, over {n} seeds",
-            notes=("Losing > 2×: some prompt's coverage fell below half the base model's (log10 2 decades).",),
+            notes=("Losing > 2×: some prompt's coverage fell below half the base model's ($\\log_{10} 2$ decades).",),
         )
 
 

@@ -122,11 +122,11 @@ def curvature_table(scans: dict[str, CurvatureScan]) -> Table:
         check_instance("scans", scan, CurvatureScan)
     radius = {scan.radius for scan in scans.values()}
     return Table(
-        ("instance", "loss", "at θ_t", "lowest over the ball", "negative at (% of points)"),
+        ("instance", "loss", "at $\\theta_t$", "lowest over the ball", "negative at (% of points)"),
         tuple(row for label, scan in scans.items() for row in scan.table_rows(label)),
         caption="Smallest eigenvalue of each population loss's Hessian",
         notes=(f"Over points drawn uniformly from the ball of radius {', '.join(f'{r:g}' for r in sorted(radius))} "
-               f"around θ_t; negative: below −{NEGATIVE_CURVATURE_TOLERANCE:g}.",),
+               f"around $\\theta_t$; negative: below −{NEGATIVE_CURVATURE_TOLERANCE:g}.",),
     )
 
 
@@ -207,8 +207,8 @@ class LossSlice:
         return Table(
             ("loss", "minimizer s", "loss there", f"loss at s = {self.steps[target]:g}"),
             rows,
-            caption=caption or "Population losses along θ_t + s (θ* − θ_t)",
-            notes=("s = 0 is θ_t and s = 1 the target; the minimizer is the best point of the grid of s.",),
+            caption=caption or "Population losses along $\\theta_t + s\\,(\\theta^\\star - \\theta_t)$",
+            notes=("$s = 0$ is $\\theta_t$ and $s = 1$ the target; the minimizer is the best point of the grid of s.",),
         )
 
 

@@ -160,7 +160,7 @@ class Table1:
             rows,
             caption=f"Every {method} run: gradient steps to each ε",
             notes=("A dash: the run never reached that ε (or, in the coverage column, diverged). "
-                   "Admissible: coverage lost at most log10 2 decades, a factor of two.",),
+                   "Admissible: coverage lost at most $\\log_{10} 2$ decades, a factor of two.",),
         )
 
 

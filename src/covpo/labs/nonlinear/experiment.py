@@ -41,7 +41,7 @@ METHODS = (
     "exact APMD, many inner steps",
     "sampled REINFORCE",
     "PPO-NoClip",
-    "PPO-NoClip, smaller eta",
+    "PPO-NoClip, smaller η",
 )
 """The methods of :func:`nonlinear_experiment`, each run with both policies (see :class:`ExperimentSettings`)."""
 POLICIES = ("linear", "network")
@@ -68,7 +68,7 @@ class ExperimentSettings:
     ppo_iterations, ppo_batch, ppo_inner_steps, ppo_eta
         PPO-NoClip at strength ``beta``: ``T``, ``N``, ``K`` and learning rate.
     smaller_eta_factor
-        "PPO-NoClip, smaller eta" runs at ``smaller_eta_factor * ppo_eta``, otherwise the same.
+        "PPO-NoClip, smaller η" runs at ``smaller_eta_factor * ppo_eta``, otherwise the same.
     record_every
         REINFORCE (exact and sampled) records every ``record_every``-th step.
     """
@@ -166,7 +166,7 @@ def _run(method: str, instance: BanditInstance, policy: PolicyClass, s: Experime
             "reinforce", instance, rng=rng, policy=policy, eta=s.sampled_eta, n_iterations=s.sampled_steps,
             batch_size=s.sampled_batch, record_every=s.record_every,
         )
-    eta = s.ppo_eta * (s.smaller_eta_factor if method.endswith("smaller eta") else 1.0)
+    eta = s.ppo_eta * (s.smaller_eta_factor if method.endswith("smaller η") else 1.0)
     return covpo.run(
         "ppo_noclip", instance, rng=rng, policy=policy, beta=s.beta, eta=eta, n_iterations=s.ppo_iterations,
         batch_size=s.ppo_batch, inner_steps=s.ppo_inner_steps,
@@ -296,7 +296,7 @@ class NonlinearExperiment:
                 f"seeds {', '.join(str(seed) for seed in self.seeds)}"
             ),
             notes=(
-                f"Worst log10 coverage: the lowest over seeds, prompts and the run; the base model's is {bases}. "
+                f"Worst $\\log_{{10}}$ coverage: the lowest over seeds, prompts and the run; the base model's is {bases}. "
                 "Median steps over the seeds that reached ε. Worst inner KL: the largest KL from an inner "
                 "loop's end to its target (APMD and PPO only). '-': none, or every seed diverged.",
             ),

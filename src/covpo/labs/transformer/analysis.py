@@ -84,7 +84,7 @@ def side_values(study: TransformerStudy, side: Side, metric: str) -> np.ndarray 
     check_instance("study", study, TransformerStudy)
     check_instance("side", side, Side)
     check_option("metric", metric, METRICS)
-    arm = "fixed, weak beta" if side.arm == BASE else side.arm
+    arm = "fixed, weak β" if side.arm == BASE else side.arm
     runs = study.runs(side.task, arm, side.group_size, side.reward)
     if side.arm == BASE:
         runs = runs if len(runs) else study.runs(side.task, "APMD", side.group_size, side.reward)
@@ -111,28 +111,28 @@ def compare(study: TransformerStudy, comparison: Comparison, metric: str) -> Pai
 def chapter_comparisons(reward: str = "partial") -> tuple[Comparison, ...]:
     """The comparisons chapter 7 reports, in the order of its paired table, under ``reward``."""
     check_option("reward", reward, REWARDS)
-    weak, strong = Side("fixed, weak beta"), Side("fixed, strong beta")
+    weak, strong = Side("fixed, weak β"), Side("fixed, strong β")
     comparisons = [
         Comparison("APMD - base model", Side("APMD"), Side(BASE)),
-        Comparison("APMD - fixed, weak beta", Side("APMD"), weak),
-        Comparison("APMD - fixed, strong beta", Side("APMD"), strong),
-        Comparison("fixed, strong beta - fixed, weak beta", strong, weak),
-        Comparison("fixed, strong beta - base model", strong, Side(BASE)),
-        Comparison("fixed, weak beta - base model", weak, Side(BASE)),
+        Comparison("APMD - fixed, weak β", Side("APMD"), weak),
+        Comparison("APMD - fixed, strong β", Side("APMD"), strong),
+        Comparison("fixed, strong β - fixed, weak β", strong, weak),
+        Comparison("fixed, strong β - base model", strong, Side(BASE)),
+        Comparison("fixed, weak β - base model", weak, Side(BASE)),
     ]
-    comparisons += [Comparison(f"{arm} - fixed, weak beta", Side(arm), weak)
-                    for arm in ("TRL sync, alpha 0.6", "TRL sync, alpha 1", "beta = 0", "REINFORCE, leave-one-out",
+    comparisons += [Comparison(f"{arm} - fixed, weak β", Side(arm), weak)
+                    for arm in ("TRL sync, α = 0.6", "TRL sync, α = 1", "β = 0", "REINFORCE, leave-one-out",
                                 "Rebel")]
     comparisons += [
         Comparison("APMD, exact target - APMD", Side("APMD, exact target"), Side("APMD")),
         Comparison("APMD, exact target - base model", Side("APMD, exact target"), Side(BASE)),
     ]
     for task in ("hard-only", "decoupled"):
-        for arm in ("fixed, weak beta", "APMD", "APMD, exact target"):
+        for arm in ("fixed, weak β", "APMD", "APMD, exact target"):
             comparisons.append(Comparison(
                 f"{arm}: loss on {task} - loss on mixed", Side(arm, task), Side(BASE, task),
                 (Side(arm), Side(BASE))))
-    comparisons += [Comparison(f"fixed, weak beta: G = {group} - G = 8", Side("fixed, weak beta", group_size=group),
+    comparisons += [Comparison(f"fixed, weak β: G = {group} - G = 8", Side("fixed, weak β", group_size=group),
                                weak) for group in (32, 128)]
     return tuple(_with_reward(comparison, reward) for comparison in comparisons)
 
@@ -209,9 +209,9 @@ def summary_table(study: TransformerStudy, reward: str = "partial") -> Table:
     return Table(("task", "arm", "G", "learning rate", "responses", "gradient steps", "pass@1, hard training",
                   "pass@256, hard training", "pass@256, hard held-out", "KL to base"), tuple(rows),
                  caption=f"Every cell, {reward} reward: median [min, max] over {len(study.seeds)} seeds",
-                 notes=("pass@k: exact, 1 - (1 - p)^k from the exact coverage p of the model the run returns, "
+                 notes=("pass@k: exact, $1 - (1 - p)^k$ from the exact coverage $p$ of the model the run returns, "
                         "averaged over the run's hard prompts",
-                        "KL to base: exact KL(pi_T || pi_0) in nats, averaged over the training prompts",
+                        "KL to base: exact $\\mathrm{KL}(\\pi_T \\Vert \\pi_0)$ in nats, averaged over the training prompts",
                         "G: answers per prompt; every run draws the same number of answers per step"))
 
 
@@ -222,11 +222,11 @@ def _reference_text(method) -> str:
         return "none"
     if not method.sync_every:
         return "the base model, fixed"
-    mix = "replaced by the policy" if method.sync_alpha == 1 else f"mixed with the policy (alpha {method.sync_alpha:g})"
+    mix = "replaced by the policy" if method.sync_alpha == 1 else f"mixed with the policy ($\\alpha = {method.sync_alpha:g}$)"
     return f"{mix} every {method.sync_every} optimizer steps"
 
 
-LOSSES = {"grpo": "GRPO surrogate, k3 penalty", "rebel": "Rebel squared loss", "apmd": "APMD, exact KL(pi || pi_t)"}
+LOSSES = {"grpo": "GRPO surrogate, k3 penalty", "rebel": "Rebel squared loss", "apmd": "APMD, exact $\\mathrm{KL}(\\pi \\Vert \\pi_t)$"}
 """How :func:`arms_table` names each family's loss."""
 
 
@@ -244,7 +244,7 @@ def arms_table(study: TransformerStudy) -> Table:
             loss += ", exact reward"
         rows.append((name, loss, f"{method.beta:g}", _reference_text(method), f"{method.learning_rate:g}",
                      study.setup.responses if method.draws_responses else 0, study.setup.gradient_steps))
-    return Table(("arm", "loss", "beta", "reference", "learning rate", "responses per run", "gradient steps per run"),
+    return Table(("arm", "loss", "$\\beta$", "reference", "learning rate", "responses per run", "gradient steps per run"),
                  tuple(rows), caption="The arms: one loop, the same batches and the same number of optimizer steps",
                  notes=(f"{study.setup.inner_steps} Adam steps per batch of {study.setup.n_slots * study.setup.slot_size} "
                         "answers; the exact-target arm draws no answers (its reward is exact)",))

@@ -19,7 +19,7 @@ STUDIES = (
      "prolonged GRPO-style training of a 1.5B-parameter model with a KL penalty and periodic resets of the "
      "reference, on a broad set of verifiable tasks",
      "RL-trained models beat the base model across pass@k, also where the base model fails at every k",
-     "periodic resets at TRL's settings (weak beta) behave like the fixed reference here; we do not run long"),
+     "periodic resets at TRL's settings (weak $\\beta$) behave like the fixed reference here; we do not run long"),
     ("Song, Kempe and Munos 2025 (song2025outcome)",
      "diversity of RL-trained models on competition math, on training and test problems",
      "diversity falls even on the training set, and the loss on solved problems carries over to unsolved ones",

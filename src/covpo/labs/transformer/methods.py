@@ -3,14 +3,14 @@
 Every arm is a :class:`~covpo.labs.transformer.training.Method` on the shared loop of
 :mod:`covpo.labs.transformer.training`, with the same responses and optimizer steps per run:
 
-- ``"fixed, weak beta"``: GRPO as TRL runs it, the k3 penalty to the base model at
+- ``"fixed, weak β"``: GRPO as TRL runs it, the k3 penalty to the base model at
   ``beta = 0.04`` (TRL's former default);
-- ``"fixed, strong beta"``: the same at the strong ``beta`` of the APMD arms (the control that
+- ``"fixed, strong β"``: the same at the strong ``beta`` of the APMD arms (the control that
   separates "resets help" from "a strong penalty helps");
-- ``"TRL sync, alpha 0.6"`` and ``"TRL sync, alpha 1"``: TRL's ``sync_ref_model`` at the weak
+- ``"TRL sync, α = 0.6"`` and ``"TRL sync, α = 1"``: TRL's ``sync_ref_model`` at the weak
   ``beta``, mixing the policy into the reference (TRL's default ``ref_model_mixup_alpha``) or
   replacing it, every ``sync_every`` optimizer steps;
-- ``"beta = 0"``: GRPO with no penalty (TRL's default);
+- ``"β = 0"``: GRPO with no penalty (TRL's default);
 - ``"REINFORCE, leave-one-out"``: the leave-one-out baseline, no normalization, no penalty;
 - ``"Rebel"``: the Rebel-OnPolicy squared loss (paper Algorithm 5) at the strong ``beta``;
 - ``"APMD"``: the theory's prescription (reset to the sampling policy every outer step, strong
@@ -50,13 +50,21 @@ SYNCS_PER_RUN = 8
 LEARNING_RATE_GRID = (1e-3, 3e-3, 1e-2, 3e-2)
 """The grid the full study searches for every arm."""
 
-ARM_NAMES = ("fixed, weak beta", "fixed, strong beta", "TRL sync, alpha 0.6", "TRL sync, alpha 1", "beta = 0",
+ARM_NAMES = ("fixed, weak β", "fixed, strong β", "TRL sync, α = 0.6", "TRL sync, α = 1", "β = 0",
              "REINFORCE, leave-one-out", "Rebel", "APMD", "APMD, exact target")
 """The arms, in the order of the chapter's tables."""
 
+BOOK_ARM_NAMES = tuple(name for name in ARM_NAMES if name != "Rebel")
+"""The arms the book's study runs, all but Rebel.
+
+The rate protocol has not settled on a rate at which Rebel learns on every seed of the full study
+(module docstring), and an arm that does not learn says nothing about what learning does to
+coverage. The full study still runs it.
+"""
+
 LEARNING_RATES = {
-    "fixed, weak beta": 3e-3, "fixed, strong beta": 1e-3, "TRL sync, alpha 0.6": 3e-3, "TRL sync, alpha 1": 3e-3,
-    "beta = 0": 3e-3, "REINFORCE, leave-one-out": 1e-2, "Rebel": 3e-3, "APMD": 3e-3, "APMD, exact target": 3e-3,
+    "fixed, weak β": 3e-3, "fixed, strong β": 1e-3, "TRL sync, α = 0.6": 3e-3, "TRL sync, α = 1": 3e-3,
+    "β = 0": 3e-3, "REINFORCE, leave-one-out": 1e-2, "Rebel": 3e-3, "APMD": 3e-3, "APMD, exact target": 3e-3,
 }
 """Each arm's rate on :data:`LEARNING_RATE_GRID` (the full study's sweep measures them; module docstring)."""
 
@@ -73,11 +81,11 @@ def make_arm(name: str, learning_rate: float, gradient_steps: int) -> Method:
     check_positive("learning_rate", learning_rate)
     period = sync_period(gradient_steps)
     arms = {
-        "fixed, weak beta": dict(beta=WEAK_BETA),
-        "fixed, strong beta": dict(beta=STRONG_BETA),
-        "TRL sync, alpha 0.6": dict(beta=WEAK_BETA, sync_every=period, sync_alpha=TRL_DEFAULT_ALPHA),
-        "TRL sync, alpha 1": dict(beta=WEAK_BETA, sync_every=period, sync_alpha=1.0),
-        "beta = 0": dict(),
+        "fixed, weak β": dict(beta=WEAK_BETA),
+        "fixed, strong β": dict(beta=STRONG_BETA),
+        "TRL sync, α = 0.6": dict(beta=WEAK_BETA, sync_every=period, sync_alpha=TRL_DEFAULT_ALPHA),
+        "TRL sync, α = 1": dict(beta=WEAK_BETA, sync_every=period, sync_alpha=1.0),
+        "β = 0": dict(),
         "REINFORCE, leave-one-out": dict(advantage="loo"),
         "Rebel": dict(family="rebel", beta=STRONG_BETA),
         "APMD": dict(family="apmd", beta=STRONG_BETA),
