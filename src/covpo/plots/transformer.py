@@ -17,18 +17,19 @@ from __future__ import annotations
 import numpy as np
 
 from covpo.labs.transformer import ARM_NAMES, TransformerStudy
+from covpo.labs.transformer.methods import STRONG_ARM, WEAK_ARM
 from covpo.labs.transformer.analysis import BASE, Side, side_values
 from covpo.labs.transformer.experiment import ROUTE_ARMS
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, series_style
 from covpo.plots.widgets import Explorable, Slider, explorable
 
-KEY_ARMS = ("fixed, weak β", "fixed, strong β", "APMD", "APMD, exact target")
+KEY_ARMS = (WEAK_ARM, STRONG_ARM, "APMD", "APMD, exact target")
 """The arms the figures draw (every arm is in the tables and the widget)."""
 PROMPTS = (("training", "hard training prompts"), ("held-out", "hard held-out prompts"))
 
 
-STYLE_INDEX = {"fixed, weak β": 0, "fixed, strong β": 1, "APMD": 2, "APMD, exact target": 4}
+STYLE_INDEX = {WEAK_ARM: 0, STRONG_ARM: 1, "APMD": 2, "APMD, exact target": 4}
 """Style positions of the drawn arms, with four distinct colours and markers, none of them faint."""
 
 
@@ -49,7 +50,7 @@ def transformer_passk_figure(study: TransformerStudy) -> BookFigure:
     sampled = {int(r): i for i, r in enumerate(study.sampled_runs)}
     for axes, (prompts, title) in zip(panels, PROMPTS):
         estimates = study.sampled_pass_curve(ks, prompts)
-        base_runs = study.runs("mixed", "fixed, weak β")
+        base_runs = study.runs("mixed", WEAK_ARM)
         axes.plot(ks, np.median(study.exact_pass_curve(base_runs, ks, prompts, step=0), axis=0), color="k", lw=2,
                   label=BASE)
         base_rows = [sampled[-1 - s] for s in study.seeds]

@@ -13,7 +13,6 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.patches import Rectangle
 
-from covpo.algorithms import ALGORITHMS
 from covpo.experiments.implications.noise import NoiseStudy
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, PALETTE
@@ -106,10 +105,6 @@ def _row_mark(axes, tuning_map: TuningMap, value: float, style: str, color: str,
         _edge_mark(axes, "y", position, style, color, label)
 
 
-def _map_title(tuning_map: TuningMap, row_name: str) -> str:
-    return f"{ALGORITHMS[tuning_map.algorithm].label}: $\\beta$ and {row_name}"
-
-
 def tuning_heatmaps_figure(inner_steps_map: TuningMap, width_map: TuningMap) -> BookFigure:
     """The two tuning maps, one per row, coloured by the median responses to eps (log scale).
 
@@ -146,8 +141,8 @@ def tuning_heatmaps_figure(inner_steps_map: TuningMap, width_map: TuningMap) -> 
                         mec="black", mew=0.6, label=f"fixed interval {list(FIXED_INTERVAL)}")
     inner_axes.set_ylabel("inner steps K")
     width_axes.set_ylabel("clip width\n(log-space factor on $R/\\beta$)")
-    inner_axes.set_title(_map_title(inner_steps_map, "the inner steps K"), loc="left", pad=18)
-    width_axes.set_title(_map_title(width_map, f"the clip interval, K = {width_map.inner_steps}"), loc="left", pad=18)
+    inner_axes.set_title(inner_steps_map.title("the inner steps K"), loc="left", pad=18)
+    width_axes.set_title(width_map.title("the clip interval"), loc="left", pad=18)
     handles, labels = [], []
     for axes in (inner_axes, width_axes):
         axes.set_xlim(-0.5, axes.get_xlim()[1])

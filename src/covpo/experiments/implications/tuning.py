@@ -50,6 +50,7 @@ from covpo.validation import (
     check_positive_grid,
     check_seed,
     check_seeds,
+    check_text,
 )
 
 TUNING_ALGORITHMS = ("ppo_noclip", "ppo_lite")
@@ -359,10 +360,11 @@ class TuningMap:
         """:func:`tuning_summary_table` of this map alone."""
         return tuning_summary_table((self,))
 
-
-def _map_title(tuning_map: TuningMap) -> str:
-    fixed = f", $K = {tuning_map.inner_steps}$" if tuning_map.inner_steps is not None else ""
-    return f"{ALGORITHMS[tuning_map.algorithm].label}{fixed}: $\\beta$ and {tuning_map.row_name}"
+    def title(self, row_name: str | None = None) -> str:
+        """The algorithm, its fixed inner step count if any, and the two knobs (``row_name`` names the rows)."""
+        fixed = f", $K = {self.inner_steps}$" if self.inner_steps is not None else ""
+        rows = self.row_name if row_name is None else check_text("row_name", row_name)
+        return f"{ALGORITHMS[self.algorithm].label}{fixed}: $\\beta$ and {rows}"
 
 
 def tuning_summary_table(maps: Sequence[TuningMap]) -> Table:
@@ -408,7 +410,7 @@ def tuning_summary_table(maps: Sequence[TuningMap]) -> Table:
             cells.append(value)
     first = maps[0]
     return Table(
-        ("quantity", *(_map_title(tuning_map) for tuning_map in maps)),
+        ("quantity", *(tuning_map.title() for tuning_map in maps)),
         tuple((name, *cells) for name, cells in quantities),
         caption=(
             f"Tuning maps: {first.response_budget:,} responses per run ($N = {first.batch_size}$, "

@@ -103,7 +103,8 @@ class BatchSizeStudy:
              "largest bound on the fall (decades)", "largest fall (decades)"),
             tuple(rows),
             caption=caption or f"The MSE criterion over {len(self.seeds)} seeds",
-            notes=("Step MSE: $\\mathbb{E}_x \\mathbb{E}_{\\pi_t} (\\beta \\log(\\pi_{t+1}/\\pi^\\star_{t+1}))^2$, the largest over steps and seeds.",
+            notes=("Step MSE: $\\mathbb{E}_x \\mathbb{E}_{\\pi_t} (\\beta \\log(\\pi_{t+1}/\\pi^\\star_{t+1}))^2$, "
+                   "the largest over steps and seeds.",
                    "Bound: the sum over steps of $\\sqrt{\\mathrm{MSE}_t(x)/c_t(x)}/\\beta$ on the worst prompt, in decades.",
                    "Fall: the largest fall of any prompt's coverage below the base model's."),
         )

@@ -18,7 +18,7 @@ from covpo.table import Table
 from covpo.validation import check_count, check_instance, check_instances, check_option, check_text
 
 from .experiment import TASKS, TransformerStudy
-from .methods import ARM_NAMES
+from .methods import ARM_NAMES, STRONG_ARM, WEAK_ARM
 from .paired import PairedInterval, sign_test_interval
 from .task import REWARDS
 
@@ -84,7 +84,7 @@ def side_values(study: TransformerStudy, side: Side, metric: str) -> np.ndarray 
     check_instance("study", study, TransformerStudy)
     check_instance("side", side, Side)
     check_option("metric", metric, METRICS)
-    arm = "fixed, weak β" if side.arm == BASE else side.arm
+    arm = WEAK_ARM if side.arm == BASE else side.arm
     runs = study.runs(side.task, arm, side.group_size, side.reward)
     if side.arm == BASE:
         runs = runs if len(runs) else study.runs(side.task, "APMD", side.group_size, side.reward)
@@ -111,16 +111,16 @@ def compare(study: TransformerStudy, comparison: Comparison, metric: str) -> Pai
 def chapter_comparisons(reward: str = "partial") -> tuple[Comparison, ...]:
     """The comparisons chapter 7 reports, in the order of its paired table, under ``reward``."""
     check_option("reward", reward, REWARDS)
-    weak, strong = Side("fixed, weak β"), Side("fixed, strong β")
+    weak, strong = Side(WEAK_ARM), Side(STRONG_ARM)
     comparisons = [
         Comparison("APMD - base model", Side("APMD"), Side(BASE)),
-        Comparison("APMD - fixed, weak β", Side("APMD"), weak),
-        Comparison("APMD - fixed, strong β", Side("APMD"), strong),
-        Comparison("fixed, strong β - fixed, weak β", strong, weak),
-        Comparison("fixed, strong β - base model", strong, Side(BASE)),
-        Comparison("fixed, weak β - base model", weak, Side(BASE)),
+        Comparison(f"APMD - {WEAK_ARM}", Side("APMD"), weak),
+        Comparison(f"APMD - {STRONG_ARM}", Side("APMD"), strong),
+        Comparison(f"{STRONG_ARM} - {WEAK_ARM}", strong, weak),
+        Comparison(f"{STRONG_ARM} - base model", strong, Side(BASE)),
+        Comparison(f"{WEAK_ARM} - base model", weak, Side(BASE)),
     ]
-    comparisons += [Comparison(f"{arm} - fixed, weak β", Side(arm), weak)
+    comparisons += [Comparison(f"{arm} - {WEAK_ARM}", Side(arm), weak)
                     for arm in ("TRL sync, α = 0.6", "TRL sync, α = 1", "β = 0", "REINFORCE, leave-one-out",
                                 "Rebel")]
     comparisons += [
@@ -128,11 +128,11 @@ def chapter_comparisons(reward: str = "partial") -> tuple[Comparison, ...]:
         Comparison("APMD, exact target - base model", Side("APMD, exact target"), Side(BASE)),
     ]
     for task in ("hard-only", "decoupled"):
-        for arm in ("fixed, weak β", "APMD", "APMD, exact target"):
+        for arm in (WEAK_ARM, "APMD", "APMD, exact target"):
             comparisons.append(Comparison(
                 f"{arm}: loss on {task} - loss on mixed", Side(arm, task), Side(BASE, task),
                 (Side(arm), Side(BASE))))
-    comparisons += [Comparison(f"fixed, weak β: G = {group} - G = 8", Side("fixed, weak β", group_size=group),
+    comparisons += [Comparison(f"{WEAK_ARM}: G = {group} - G = 8", Side(WEAK_ARM, group_size=group),
                                weak) for group in (32, 128)]
     return tuple(_with_reward(comparison, reward) for comparison in comparisons)
 
@@ -211,7 +211,8 @@ def summary_table(study: TransformerStudy, reward: str = "partial") -> Table:
                  caption=f"Every cell, {reward} reward: median [min, max] over {len(study.seeds)} seeds",
                  notes=("pass@k: exact, $1 - (1 - p)^k$ from the exact coverage $p$ of the model the run returns, "
                         "averaged over the run's hard prompts",
-                        "KL to base: exact $\\mathrm{KL}(\\pi_T \\Vert \\pi_0)$ in nats, averaged over the training prompts",
+                        "KL to base: exact $\\mathrm{KL}(\\pi_T \\Vert \\pi_0)$ in nats, averaged over the "
+                        "training prompts",
                         "G: answers per prompt; every run draws the same number of answers per step"))
 
 
@@ -222,11 +223,13 @@ def _reference_text(method) -> str:
         return "none"
     if not method.sync_every:
         return "the base model, fixed"
-    mix = "replaced by the policy" if method.sync_alpha == 1 else f"mixed with the policy ($\\alpha = {method.sync_alpha:g}$)"
+    mix = ("replaced by the policy" if method.sync_alpha == 1
+           else f"mixed with the policy ($\\alpha = {method.sync_alpha:g}$)")
     return f"{mix} every {method.sync_every} optimizer steps"
 
 
-LOSSES = {"grpo": "GRPO surrogate, k3 penalty", "rebel": "Rebel squared loss", "apmd": "APMD, exact $\\mathrm{KL}(\\pi \\Vert \\pi_t)$"}
+LOSSES = {"grpo": "GRPO surrogate, k3 penalty", "rebel": "Rebel squared loss",
+          "apmd": "APMD, exact $\\mathrm{KL}(\\pi \\Vert \\pi_t)$"}
 """How :func:`arms_table` names each family's loss."""
 
 
@@ -244,7 +247,8 @@ def arms_table(study: TransformerStudy) -> Table:
             loss += ", exact reward"
         rows.append((name, loss, f"{method.beta:g}", _reference_text(method), f"{method.learning_rate:g}",
                      study.setup.responses if method.draws_responses else 0, study.setup.gradient_steps))
-    return Table(("arm", "loss", "$\\beta$", "reference", "learning rate", "responses per run", "gradient steps per run"),
+    return Table(("arm", "loss", "$\\beta$", "reference", "learning rate", "responses per run",
+                  "gradient steps per run"),
                  tuple(rows), caption="The arms: one loop, the same batches and the same number of optimizer steps",
                  notes=(f"{study.setup.inner_steps} Adam steps per batch of {study.setup.n_slots * study.setup.slot_size} "
                         "answers; the exact-target arm draws no answers (its reward is exact)",))

@@ -40,7 +40,7 @@ from tqdm.std import tqdm
 from covpo.validation import (check_count, check_flag, check_instance, check_instances, check_option, check_positive,
                               check_positive_grid, check_seed, check_text)
 
-from .methods import ARM_NAMES, BOOK_ARM_NAMES, LEARNING_RATE_GRID, default_arms, fastest_stable_rate
+from .methods import ARM_NAMES, BOOK_ARM_NAMES, LEARNING_RATE_GRID, WEAK_ARM, default_arms, fastest_stable_rate
 from .model import ModelConfig, Params, init_params, parameter_count
 from .passk import exact_pass_at_k, pass_at_k
 from .sampling import sample_answers
@@ -75,7 +75,7 @@ class Cell:
             check_positive("learning_rate", self.learning_rate)
 
 
-ROUTE_ARMS = ("fixed, weak β", "APMD", "APMD, exact target")
+ROUTE_ARMS = (WEAK_ARM, "APMD", "APMD, exact target")
 """The arms every task runs at book size."""
 GROUP_SIZES = (8, 32, 128)
 """Group sizes of the fixed-budget comparison."""
@@ -88,13 +88,13 @@ def book_cells() -> tuple[Cell, ...]:
     """
     return (tuple(Cell("mixed", arm) for arm in BOOK_ARM_NAMES)
             + tuple(Cell(task, arm) for task in TASKS[1:] for arm in ROUTE_ARMS)
-            + tuple(Cell("mixed", "fixed, weak β", group) for group in GROUP_SIZES[1:]))
+            + tuple(Cell("mixed", WEAK_ARM, group) for group in GROUP_SIZES[1:]))
 
 
 def full_cells() -> tuple[Cell, ...]:
     """The full study's cells: every arm on every task under both rewards, and three arms at larger groups."""
     return (tuple(Cell(task, arm, 8, reward) for reward in REWARDS for task in TASKS for arm in ARM_NAMES)
-            + tuple(Cell("mixed", arm, group) for arm in ("fixed, weak β", "APMD", "APMD, exact target")
+            + tuple(Cell("mixed", arm, group) for arm in (WEAK_ARM, "APMD", "APMD, exact target")
                     for group in GROUP_SIZES[1:]))
 
 
@@ -156,7 +156,7 @@ class TransformerStudy:
         """The seeds, ``0..n-1``."""
         return np.unique(self.run_seed)
 
-    def runs(self, task: str = "mixed", arm: str = "fixed, weak β", group_size: int = 8,
+    def runs(self, task: str = "mixed", arm: str = WEAK_ARM, group_size: int = 8,
              reward: str = "partial", learning_rate: float | None = None) -> np.ndarray:
         """Indices of the runs of one cell, one per seed in seed order (empty if the cell was not run)."""
         cell = Cell(task, arm, group_size, reward, learning_rate)

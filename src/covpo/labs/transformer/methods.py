@@ -50,7 +50,12 @@ SYNCS_PER_RUN = 8
 LEARNING_RATE_GRID = (1e-3, 3e-3, 1e-2, 3e-2)
 """The grid the full study searches for every arm."""
 
-ARM_NAMES = ("fixed, weak β", "fixed, strong β", "TRL sync, α = 0.6", "TRL sync, α = 1", "β = 0",
+WEAK_ARM = "fixed, weak β"
+"""The practice arm, GRPO with the k3 penalty to the fixed base model at :data:`WEAK_BETA`."""
+STRONG_ARM = "fixed, strong β"
+"""The control arm, the same at :data:`STRONG_BETA`."""
+
+ARM_NAMES = (WEAK_ARM, STRONG_ARM, "TRL sync, α = 0.6", "TRL sync, α = 1", "β = 0",
              "REINFORCE, leave-one-out", "Rebel", "APMD", "APMD, exact target")
 """The arms, in the order of the chapter's tables."""
 
@@ -63,7 +68,7 @@ coverage. The full study still runs it.
 """
 
 LEARNING_RATES = {
-    "fixed, weak β": 3e-3, "fixed, strong β": 1e-3, "TRL sync, α = 0.6": 3e-3, "TRL sync, α = 1": 3e-3,
+    WEAK_ARM: 3e-3, STRONG_ARM: 1e-3, "TRL sync, α = 0.6": 3e-3, "TRL sync, α = 1": 3e-3,
     "β = 0": 3e-3, "REINFORCE, leave-one-out": 1e-2, "Rebel": 3e-3, "APMD": 3e-3, "APMD, exact target": 3e-3,
 }
 """Each arm's rate on :data:`LEARNING_RATE_GRID` (the full study's sweep measures them; module docstring)."""
@@ -81,8 +86,8 @@ def make_arm(name: str, learning_rate: float, gradient_steps: int) -> Method:
     check_positive("learning_rate", learning_rate)
     period = sync_period(gradient_steps)
     arms = {
-        "fixed, weak β": dict(beta=WEAK_BETA),
-        "fixed, strong β": dict(beta=STRONG_BETA),
+        WEAK_ARM: dict(beta=WEAK_BETA),
+        STRONG_ARM: dict(beta=STRONG_BETA),
         "TRL sync, α = 0.6": dict(beta=WEAK_BETA, sync_every=period, sync_alpha=TRL_DEFAULT_ALPHA),
         "TRL sync, α = 1": dict(beta=WEAK_BETA, sync_every=period, sync_alpha=1.0),
         "β = 0": dict(),
