@@ -18,46 +18,39 @@ target) on the same seeds and base models, at the rates the book fixes, and prin
 
 Only the inner loop changes: the responses per run are the same at every K, the gradient steps
 grow with it. The same command runs on a GPU unchanged when JAX sees one. It writes what it
-prints to ``--out`` (default ``_build/full/transformer_inner_steps.txt``).
+prints to ``--out`` (default ``_build/full/transformer_inner_steps.txt``) and, with ``--record``,
+the measurements themselves as JSON (``covpo.labs.transformer.inner_steps``): per K, every APMD
+arm's median fraction closed and every comparison's differences seed by seed, with the CPU profile
+it ran under. Chapter 7 reads the record the package keeps (``src/covpo/labs/transformer/inner_steps_record.json``,
+written by this script under the default and the second CPU profile) and checks its sentences on
+longer inner loops against it.
 
-What its runs found, at full size (18 seeds over 3 base models, partial credit), on an idle
-2-core AMD EPYC (K = 16 in 118 s, K = 32 in 188 s) and, before this script existed, by the same
-calls on one NVIDIA H200 (K = 4, 16 and 32); both machines agree where both ran:
-
-- The exact-target fit closes a median 0.32 of each outer step's distance at K = 4, 0.67 to 0.71
-  at K = 16 and 0.88 at K = 32. At K = 32 it keeps pass@256 on hard training prompts (paired
-  difference from the base model: median +0.01, sign-test interval [+0.00, +0.01] on both
-  machines) while its pass@1 on them rises from the base model's 0.02 to 0.74; on held-out hard
-  prompts the interval spans zero ([-0.20, +0.01]), so the runs cannot tell. At K = 16 the GPU
-  run kept training pass@256 too ([+0.00, +0.01]); the CPU run could not tell
-  ([-0.05, +0.01]) and lost a little on held-out prompts (median -0.04, [-0.28, -0.00]).
-- The sampled APMD loss closes a median 0.06 (K = 4), 0.15 (K = 16) and 0.24 to 0.25 (K = 32)
-  of each step's distance, and loses pass@256 against the base model at every K (at K = 32 on
-  the CPU: training prompts median -0.24, [-0.41, -0.15]).
-
-So on this transformer, an inner loop that solves each step's subproblem (most of the distance
-closed) keeps the coverage of the training prompts that the paper's APMD result is about, and
-the book's four steps do not come close; the sampled loss (8 answers per prompt and step) does
-not get there by K = 32.
+What its runs found, at full size (18 seeds over 3 base models, partial credit), is the record
+chapter 7 tabulates, written on an idle 2-core AMD EPYC under both CPU profiles; an earlier run of
+the same calls on one NVIDIA H200 agreed with it at K = 4 and K = 32; at K = 16 the GPU run's
+exact-target fit kept training pass@256 where the CPU's interval could not tell. In short: an
+inner loop that closes most of each outer step's distance (the exact-target fit at K = 32) keeps
+the coverage of the training prompts that the paper's APMD result is about; the book's four steps
+do not come close, and the sampled loss does not get there by K = 32.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import platform
 import time
 from pathlib import Path
 
 import jax
 import numpy as np
 
-from covpo.labs.transformer.analysis import BASE, METRICS, Comparison, Side, paired_table, summary_table
+from covpo.labs.transformer.analysis import METRICS, paired_table, summary_table
 from covpo.labs.transformer.experiment import Cell, TransformerStudy, plan_study, transformer_study
+from covpo.labs.transformer.inner_steps import APMD_ARMS, ARMS, COMPARISONS, inner_steps_block
 
-ARMS = ("fixed, weak β", "fixed, strong β", "APMD", "APMD, exact target")
-APMD_ARMS = ("APMD", "APMD, exact target")
-COMPARISONS = tuple(Comparison(f"{first} - {second}", Side(first), Side(second)) for first, second in (
-    ("APMD", BASE), ("APMD", "fixed, strong β"), ("APMD", "fixed, weak β"),
-    ("APMD, exact target", BASE), ("APMD, exact target", "APMD"), ("fixed, weak β", BASE)))
+PROFILE_VARIABLES = ("NUMBA_CPU_NAME", "NPY_DISABLE_CPU_FEATURES", "XLA_FLAGS")
 
 
 def inner_loop_report(study: TransformerStudy) -> list[str]:
@@ -73,23 +66,40 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--inner-steps", type=int, nargs="+", default=[4, 16, 32])
     parser.add_argument("--out", type=Path, default=Path("_build/full/transformer_inner_steps.txt"))
+    parser.add_argument("--record", type=Path,
+                        help="also write the measurements to this JSON file (replacing its run of the same profile name)")
+    parser.add_argument("--profile-name", default="default",
+                        help="the name the record gives the CPU profile the script runs under")
     arguments = parser.parse_args()
     arguments.out.parent.mkdir(parents=True, exist_ok=True)
     lines = [f"JAX devices: {jax.devices()}"]
+    blocks = []
     print(lines[0])
     cells = tuple(Cell("mixed", arm) for arm in ARMS)
     for inner_steps in arguments.inner_steps:
         start = time.perf_counter()
         plan = plan_study(arguments.size, seed=arguments.seed, cells=cells, sizes={"inner_steps": inner_steps})
         study = transformer_study(arguments.size, plan=plan)
+        seconds = time.perf_counter() - start
+        blocks.append(inner_steps_block(study, seconds))
         block = [f"===== K = {inner_steps} inner steps per outer step: {len(study.seeds)} seeds, "
                  f"{study.setup.responses} responses and {study.setup.gradient_steps} gradient steps per run, "
-                 f"{time.perf_counter() - start:.0f} s", str(summary_table(study, "partial")),
+                 f"{seconds:.0f} s", str(summary_table(study, "partial")),
                  *inner_loop_report(study), str(paired_table(study, COMPARISONS, metrics=METRICS[:2])), ""]
         print("\n".join(block))
         lines += block
     arguments.out.write_text("\n".join(lines) + "\n")
     print(f"wrote {arguments.out}")
+    if arguments.record:
+        environment = {name: os.environ[name] for name in PROFILE_VARIABLES if name in os.environ}
+        run = {"profile": arguments.profile_name, "environment": environment, "size": arguments.size,
+               "seed": arguments.seed, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+               "devices": [str(device) for device in jax.devices()], "blocks": blocks}
+        runs = json.loads(arguments.record.read_text())["runs"] if arguments.record.exists() else []
+        runs = [kept for kept in runs if kept["profile"] != arguments.profile_name] + [run]
+        arguments.record.parent.mkdir(parents=True, exist_ok=True)
+        arguments.record.write_text(json.dumps({"runs": runs}, indent=1) + "\n")
+        print(f"wrote {arguments.record} (its {arguments.profile_name!r} run)")
 
 
 if __name__ == "__main__":

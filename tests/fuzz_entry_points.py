@@ -20,12 +20,16 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import json
 import math
 import pkgutil
 import re
+import tempfile
 from collections.abc import Callable, Iterable, Mapping
 import dataclasses
 from dataclasses import dataclass, field
+
+from pathlib import Path
 
 import numpy as np
 
@@ -74,12 +78,13 @@ try:
     from covpo.labs import transformer
     from covpo.labs.transformer import analysis as transformer_analysis
     from covpo.labs.transformer import experiment as transformer_experiment
+    from covpo.labs.transformer import inner_steps as transformer_inner_steps
     from covpo.labs.transformer import literature as transformer_literature
     from covpo.labs.transformer import task as transformer_task
     from covpo.labs.transformer import training as transformer_training
 except ImportError:  # the transformer extra (JAX) is not installed
     transformer = transformer_analysis = transformer_experiment = transformer_literature = None
-    transformer_task = transformer_training = None
+    transformer_inner_steps = transformer_task = transformer_training = None
 
 
 @dataclass(frozen=True)
@@ -1180,6 +1185,22 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
               lambda: {"study": synthetic_study(), "reward": "partial"}, study="object", reward="option"),
         entry("labs.transformer.arms_table", transformer_analysis.arms_table, lambda: {"study": synthetic_study()},
               study="object"),
+        entry("labs.transformer.inner_steps_block", transformer_inner_steps.inner_steps_block, lambda: {
+            "study": synthetic_study(names=transformer_inner_steps.ARMS), "seconds": 1.5}, study="object",
+              seconds="positive"),
+        entry("labs.transformer.check_inner_steps_record", transformer_inner_steps.check_inner_steps_record,
+              lambda: {"record": inner_steps_record()}, record="object"),
+        entry("labs.transformer.read_inner_steps_record", transformer_inner_steps.read_inner_steps_record,
+              lambda: {"path": inner_steps_record_file()}, path="object"),
+        entry("labs.transformer.inner_steps_interval", transformer_inner_steps.inner_steps_interval, lambda: {
+            "record": inner_steps_record(), "profile": "default", "inner_steps": 2,
+            "comparison": transformer_inner_steps.COMPARISONS[0].label, "metric": pass_metric},
+              record="object", profile="option", inner_steps="count", comparison="option", metric="option"),
+        entry("labs.transformer.inner_steps_closed", transformer_inner_steps.inner_steps_closed, lambda: {
+            "record": inner_steps_record(), "profile": "default", "inner_steps": 2, "arm": "APMD"},
+              record="object", profile="option", inner_steps="count", arm="option"),
+        entry("labs.transformer.inner_steps_table", transformer_inner_steps.inner_steps_table,
+              lambda: {"record": inner_steps_record()}, record="object"),
         entry("labs.transformer.measure_cost", transformer.measure_cost, lambda: {
             "config": config(), "batch": 16, "repeats": 1, "sampler": False, "seed": 0}, heavy=True, batch="count"),
         entry("labs.transformer.cost_table", transformer.cost_table, lambda: {
@@ -1197,8 +1218,8 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
     )
 
 
-def synthetic_study(n_seeds: int = 6, n_steps: int = 2) -> object:
-    """A chapter 7 study record of two cells over ``n_seeds`` seeds, holding made-up numbers of the right shapes.
+def synthetic_study(n_seeds: int = 6, n_steps: int = 2, names: tuple[str, ...] = ("fixed, weak β", "APMD")) -> object:
+    """A chapter 7 study record of the mixed task's cells of the arms ``names`` over ``n_seeds`` seeds, holding made-up numbers of the right shapes.
 
     The analysis functions only read a study, so their fuzz cases need no training run: every
     run has two training and two held-out prompts (one hard each), log-coverages drawn below
@@ -1207,7 +1228,6 @@ def synthetic_study(n_seeds: int = 6, n_steps: int = 2) -> object:
     draw = np.random.default_rng(0)
     config = transformer.ModelConfig(n_symbols=3, length=2, d_model=8, n_layers=1, n_heads=2)
     setup = transformer.TrainingSetup(config, n_steps=n_steps, n_slots=2, slot_size=2, inner_steps=2)
-    names = ("fixed, weak β", "APMD")
     cells = tuple(transformer.Cell("mixed", name) for name in names)
     runs = len(cells) * n_seeds
 
@@ -1227,6 +1247,21 @@ def synthetic_study(n_seeds: int = 6, n_steps: int = 2) -> object:
         sampled_correct=draw.integers(0, 9, (3, 2)), sampled_held=np.tile([True, False], (3, 1)),
         sampled_valid=np.ones((3, 2), dtype=bool), pretrain_losses=np.ones((1, 2)), timings={},
     )
+
+
+@functools.cache
+def inner_steps_record() -> dict:
+    """A record of longer inner loops (``covpo.labs.transformer.inner_steps``) with one run, of one block, of :func:`synthetic_study`."""
+    block = transformer_inner_steps.inner_steps_block(synthetic_study(names=transformer_inner_steps.ARMS), 1.5)
+    return {"runs": [{"profile": "default", "blocks": [block]}]}
+
+
+@functools.cache
+def inner_steps_record_file() -> Path:
+    """:func:`inner_steps_record` written to a JSON file of its own."""
+    path = Path(tempfile.mkdtemp(prefix="covpo-fuzz-")) / "inner_steps.json"
+    path.write_text(json.dumps(inner_steps_record()))
+    return path
 
 
 #: Every public entry point, in the order above.

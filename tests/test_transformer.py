@@ -116,8 +116,9 @@ def test_initial_weights_are_the_scaled_normal_draws_of_their_keys():
 def test_grouped_forward_pass_equals_the_full_forward_pass(length):
     config = ModelConfig(n_symbols=5, length=length, d_model=16, n_layers=2, n_heads=4)
     params = init_params(config, jax.random.PRNGKey(12))
-    prompts = np.asarray(jax.random.randint(jax.random.PRNGKey(13), (3, length), 0, 5, dtype=jnp.int32))
-    answers = np.asarray(jax.random.randint(jax.random.PRNGKey(14), (3, 4, length), 0, 5, dtype=jnp.int32))
+    draw = np.random.default_rng(13)
+    prompts = draw.integers(0, 5, (3, length), dtype=np.int32)
+    answers = draw.integers(0, 5, (3, 4, length), dtype=np.int32)
     flat = (np.repeat(prompts, 4, axis=0), answers.reshape(12, length))
     np.testing.assert_allclose(group_answer_logits(params, config, prompts, answers),
                                np.asarray(answer_logits(params, config, *flat)).reshape(3, 4, length, 5), atol=2e-5)
@@ -139,10 +140,9 @@ def test_held_out_log_probs_score_correct_answer_and_near_miss():
 def test_cache_sampler_logits_equal_the_full_forward_pass():
     config = ModelConfig(n_symbols=5, length=4, d_model=16, n_layers=2, n_heads=4)
     params = init_params(config, jax.random.PRNGKey(1))
-    key = jax.random.PRNGKey(2)
-    prompts = np.asarray(jax.random.randint(key, (6, config.length), 0, config.n_symbols, dtype=jnp.int32))
-    answers = np.asarray(jax.random.randint(jax.random.PRNGKey(3), (6, config.length), 0, config.n_symbols,
-                                            dtype=jnp.int32))
+    draw = np.random.default_rng(2)
+    prompts = draw.integers(0, config.n_symbols, (6, config.length), dtype=np.int32)
+    answers = draw.integers(0, config.n_symbols, (6, config.length), dtype=np.int32)
     tokens = np.asarray(teacher_forcing_inputs(config, prompts, answers))
     cache = empty_cache(config, 6)
     cached = []
