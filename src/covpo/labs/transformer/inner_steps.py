@@ -36,14 +36,14 @@ ARMS = (WEAK_ARM, STRONG_ARM, "APMD", "APMD, exact target")
 APMD_ARMS = ("APMD", "APMD, exact target")
 """The arms whose inner loops target the mirror-descent step, and whose fraction closed a block keeps."""
 INNER_STEPS_METRICS = METRICS[:2]
-"""The metrics a block keeps the paired differences of: pass@256 on hard training and held-out prompts."""
+"""The metrics whose paired differences a block keeps, pass@256 on hard training and held-out prompts."""
 COMPARISONS = tuple(Comparison(f"{first} - {second}", Side(first), Side(second)) for first, second in (
     ("APMD", BASE), ("APMD", STRONG_ARM), ("APMD", WEAK_ARM),
     ("APMD, exact target", BASE), ("APMD, exact target", "APMD"), (WEAK_ARM, BASE)))
 """The paired comparisons a block keeps (first minus second, seed by seed)."""
 BLOCK_COUNTS = ("inner_steps", "seeds", "responses", "gradient_steps")
 BOOK_RECORD = Path(str(files(__package__) / "inner_steps_record.json"))
-"""The record chapter 7 reads: the script at full size under this repository's two CPU profiles."""
+"""The record chapter 7 reads, written by the script at full size under the book's two CPU profiles."""
 
 
 def inner_steps_block(study: TransformerStudy, seconds: float) -> dict:
