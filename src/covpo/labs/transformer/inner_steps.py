@@ -183,4 +183,4 @@ def inner_steps_table(record: dict) -> Table:
                  notes=(f"paired differences over seeds: median [sign-test interval, level {level:.0%}]",
                         "partial credit; the same responses per run at every $K$",
                         "CPU profile: the name the script's run gave the rounding it ran under (default: the "
-                        "machine's own; second: vector instructions capped, scripts/cpu_profile.py)"))
+                        "machine's own; second: vector instructions capped)"))
