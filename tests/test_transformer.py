@@ -410,6 +410,7 @@ def test_sign_test_interval_brackets_the_median_at_its_level():
     assert interval.level == pytest.approx(1 - 2 / 64)
     assert sign_test_interval(np.arange(1, 7) / 10).verdict == 1
     assert sign_test_interval(-np.arange(1, 7) / 10).verdict == -1
+    assert sign_test_interval([-0.004, -0.003, 0.1, 0.2, 0.3, 0.4]).summary == "+0.15 [-0.00, +0.40]"
     wide = sign_test_interval(np.arange(16.0))
     assert (wide.low, wide.high) == (3.0, 12.0) and wide.level >= 0.95
     with pytest.raises(ValueError, match="differences"):

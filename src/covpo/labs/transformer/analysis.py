@@ -144,10 +144,6 @@ def _with_reward(comparison: Comparison, reward: str) -> Comparison:
     return Comparison(comparison.label, side(comparison.first), side(comparison.second), minus)
 
 
-def _interval_text(interval: PairedInterval) -> str:
-    return f"{interval.median:+.2f} [{interval.low:+.2f}, {interval.high:+.2f}]"
-
-
 VERDICTS = {1: "first higher", -1: "second higher", 0: "cannot tell"}
 """What a comparison's interval says (:attr:`~covpo.labs.transformer.paired.PairedInterval.verdict`)."""
 
@@ -173,7 +169,7 @@ def paired_table(study: TransformerStudy, comparisons: tuple[Comparison, ...] | 
         if any(interval is None for interval in intervals):
             continue
         level = intervals[0].level
-        rows.append((comparison.label, *(f"{_interval_text(i)} {VERDICTS[i.verdict]}" for i in intervals)))
+        rows.append((comparison.label, *(f"{i.summary} {VERDICTS[i.verdict]}" for i in intervals)))
     return Table(("comparison (first - second)", *metrics), tuple(rows),
                  caption=f"Paired differences over {len(study.seeds)} seeds: median [sign-test interval, "
                          f"level {level:.0%}]",

@@ -154,10 +154,6 @@ def inner_steps_closed(record: dict, profile: str, inner_steps: int, arm: str) -
     return _block(record, profile, inner_steps)["closed"][arm]
 
 
-def _interval_text(interval: PairedInterval) -> str:
-    return f"{interval.median:+.2f} [{interval.low:+.2f}, {interval.high:+.2f}]"
-
-
 TABLE_COMPARISONS = (("APMD, exact target - base model", METRICS[0]), ("APMD, exact target - base model", METRICS[1]),
                      ("APMD - base model", METRICS[0]), ("APMD - base model", METRICS[1]))
 
@@ -173,14 +169,15 @@ def inner_steps_table(record: dict) -> Table:
                          for label, metric in TABLE_COMPARISONS]
             rows.append((run["profile"], K, block["gradient_steps"], block["seeds"],
                          f"{block['closed']['APMD, exact target']:.2f}", f"{block['closed']['APMD']:.2f}",
-                         *(_interval_text(interval) for interval in intervals)))
+                         *(interval.summary for interval in intervals)))
     level = intervals[0].level
     return Table(("CPU profile", "$K$", "gradient steps per run", "seeds", "closed, exact target", "closed, APMD",
                   "exact target $-$ base, training", "exact target $-$ base, held-out", "APMD $-$ base, training",
                   "APMD $-$ base, held-out"), tuple(rows),
                  caption="Longer inner loops on the mixed task: median fraction of each outer step's distance "
                          "closed, and pass@256 of hard prompts minus the base model's",
-                 notes=(f"paired differences over seeds: median [sign-test interval, level {level:.0%}]",
+                 notes=(f"paired differences over seeds: median [sign-test interval, level {level:.0%}]; "
+                        "$-0.00$ is below zero by less than 0.005",
                         "partial credit; the same responses per run at every $K$",
                         "CPU profile: the name the script's run gave the rounding it ran under (default: the "
                         "machine's own; second: vector instructions capped)"))

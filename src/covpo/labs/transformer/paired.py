@@ -30,6 +30,11 @@ class PairedInterval:
     level: float
 
     @property
+    def summary(self) -> str:
+        """``median [low, high]`` to two decimals with their signs, kept where a value rounds to zero (``-0.00`` is below zero)."""
+        return f"{self.median:+.2f} [{self.low:+.2f}, {self.high:+.2f}]"
+
+    @property
     def verdict(self) -> int:
         """``+1`` if the interval lies above zero, ``-1`` if below, ``0`` if it contains zero (the study cannot tell)."""
         return 1 if self.low > 0 else -1 if self.high < 0 else 0
