@@ -44,20 +44,13 @@ import time
 from pathlib import Path
 
 import jax
-import numpy as np
+
+from cpu_profile import PROFILE_VARIABLES
 
 from covpo.labs.transformer.analysis import METRICS, paired_table, summary_table
-from covpo.labs.transformer.experiment import Cell, TransformerStudy, plan_study, transformer_study
-from covpo.labs.transformer.inner_steps import APMD_ARMS, ARMS, COMPARISONS, inner_steps_block
-
-PROFILE_VARIABLES = ("NUMBA_CPU_NAME", "NPY_DISABLE_CPU_FEATURES", "XLA_FLAGS")
-
-
-def inner_loop_report(study: TransformerStudy) -> list[str]:
-    """Per APMD arm, the median over runs and steps of the fraction of each step's distance its K steps closed."""
-    fraction_closed = study.distance_closed()
-    return [f"{arm}: median fraction of each outer step's distance to its target closed: "
-            f"{np.median(fraction_closed[study.runs('mixed', arm)]):.2f}" for arm in APMD_ARMS]
+from covpo.labs.transformer.experiment import Cell, plan_study, transformer_study
+from covpo.labs.transformer.inner_steps import (APMD_ARMS, ARMS, COMPARISONS, inner_steps_block,
+                                                read_inner_steps_record)
 
 
 def main() -> None:
@@ -85,7 +78,9 @@ def main() -> None:
         block = [f"===== K = {inner_steps} inner steps per outer step: {len(study.seeds)} seeds, "
                  f"{study.setup.responses} responses and {study.setup.gradient_steps} gradient steps per run, "
                  f"{seconds:.0f} s", str(summary_table(study, "partial")),
-                 *inner_loop_report(study), str(paired_table(study, COMPARISONS, metrics=METRICS[:2])), ""]
+                 *(f"{arm}: median fraction of each outer step's distance to its target closed: "
+                   f"{blocks[-1]['closed'][arm]:.2f}" for arm in APMD_ARMS),
+                 str(paired_table(study, COMPARISONS, metrics=METRICS[:2])), ""]
         print("\n".join(block))
         lines += block
     arguments.out.write_text("\n".join(lines) + "\n")
@@ -95,7 +90,7 @@ def main() -> None:
         run = {"profile": arguments.profile_name, "environment": environment, "size": arguments.size,
                "seed": arguments.seed, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
                "devices": [str(device) for device in jax.devices()], "blocks": blocks}
-        runs = json.loads(arguments.record.read_text())["runs"] if arguments.record.exists() else []
+        runs = read_inner_steps_record(arguments.record)["runs"] if arguments.record.exists() else []
         runs = [kept for kept in runs if kept["profile"] != arguments.profile_name] + [run]
         arguments.record.parent.mkdir(parents=True, exist_ok=True)
         arguments.record.write_text(json.dumps({"runs": runs}, indent=1) + "\n")

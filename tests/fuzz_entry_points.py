@@ -20,16 +20,12 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
-import json
 import math
 import pkgutil
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 import dataclasses
 from dataclasses import dataclass, field
-
-from pathlib import Path
 
 import numpy as np
 
@@ -1191,7 +1187,7 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
         entry("labs.transformer.check_inner_steps_record", transformer_inner_steps.check_inner_steps_record,
               lambda: {"record": inner_steps_record()}, record="object"),
         entry("labs.transformer.read_inner_steps_record", transformer_inner_steps.read_inner_steps_record,
-              lambda: {"path": inner_steps_record_file()}, path="object"),
+              lambda: {"path": transformer_inner_steps.BOOK_RECORD}, path="object"),
         entry("labs.transformer.inner_steps_interval", transformer_inner_steps.inner_steps_interval, lambda: {
             "record": inner_steps_record(), "profile": "default", "inner_steps": 2,
             "comparison": transformer_inner_steps.COMPARISONS[0].label, "metric": pass_metric},
@@ -1254,14 +1250,6 @@ def inner_steps_record() -> dict:
     """A record of longer inner loops (``covpo.labs.transformer.inner_steps``) with one run, of one block, of :func:`synthetic_study`."""
     block = transformer_inner_steps.inner_steps_block(synthetic_study(names=transformer_inner_steps.ARMS), 1.5)
     return {"runs": [{"profile": "default", "blocks": [block]}]}
-
-
-@functools.cache
-def inner_steps_record_file() -> Path:
-    """:func:`inner_steps_record` written to a JSON file of its own."""
-    path = Path(tempfile.mkdtemp(prefix="covpo-fuzz-")) / "inner_steps.json"
-    path.write_text(json.dumps(inner_steps_record()))
-    return path
 
 
 #: Every public entry point, in the order above.

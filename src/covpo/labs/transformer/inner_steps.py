@@ -75,6 +75,31 @@ def inner_steps_block(study: TransformerStudy, seconds: float) -> dict:
     }
 
 
+def _finite_floats(values: object, count: int) -> bool:
+    """Whether ``values`` is a list of ``count`` finite floats."""
+    return (isinstance(values, list) and len(values) == count
+            and all(isinstance(value, float) and math.isfinite(value) for value in values))
+
+
+def _block_problem(block: object) -> str | None:
+    """What is wrong with ``block`` as an :func:`inner_steps_block`, or ``None``."""
+    if not isinstance(block, dict):
+        return "a mapping"
+    if any(isinstance(block.get(name), bool) or not isinstance(block.get(name), int) or block[name] < 1
+           for name in BLOCK_COUNTS):
+        return f"with positive integer counts {BLOCK_COUNTS}"
+    closed = block.get("closed")
+    if not isinstance(closed, dict) or not _finite_floats([closed.get(arm) for arm in APMD_ARMS], len(APMD_ARMS)):
+        return f"with a finite fraction closed for each of {APMD_ARMS}"
+    differences = block.get("differences")
+    for comparison in COMPARISONS:
+        by_metric = differences.get(comparison.label) if isinstance(differences, dict) else None
+        for metric in INNER_STEPS_METRICS:
+            if not _finite_floats(by_metric.get(metric) if isinstance(by_metric, dict) else None, block["seeds"]):
+                return f"with {block['seeds']} finite differences for {comparison.label!r} in {metric!r}"
+    return None
+
+
 def _problem(record: object) -> str | None:
     """What is wrong with ``record`` as a record of :func:`inner_steps_block` runs, or ``None``."""
     if not isinstance(record, dict) or not isinstance(record.get("runs"), list) or not record["runs"]:
@@ -85,25 +110,8 @@ def _problem(record: object) -> str | None:
         if not isinstance(run.get("blocks"), list) or not run["blocks"]:
             return f"runs[{r}] with a non-empty list 'blocks'"
         for b, block in enumerate(run["blocks"]):
-            where = f"runs[{r}]['blocks'][{b}]"
-            if not isinstance(block, dict):
-                return f"{where} a mapping"
-            if any(isinstance(block.get(name), bool) or not isinstance(block.get(name), int) or block[name] < 1
-                   for name in BLOCK_COUNTS):
-                return f"{where} with positive integer counts {BLOCK_COUNTS}"
-            closed = block.get("closed")
-            if not isinstance(closed, dict) or any(not isinstance(closed.get(arm), float) or not math.isfinite(closed[arm])
-                                                   for arm in APMD_ARMS):
-                return f"{where}['closed'] with a finite fraction for each of {APMD_ARMS}"
-            differences = block.get("differences")
-            for comparison in COMPARISONS:
-                values = differences.get(comparison.label) if isinstance(differences, dict) else None
-                for metric in INNER_STEPS_METRICS:
-                    series = values.get(metric) if isinstance(values, dict) else None
-                    if (not isinstance(series, list) or len(series) != block["seeds"]
-                            or not all(isinstance(value, float) and math.isfinite(value) for value in series)):
-                        return (f"{where}['differences'][{comparison.label!r}][{metric!r}] with "
-                                f"{block['seeds']} finite differences")
+            if (problem := _block_problem(block)) is not None:
+                return f"runs[{r}]['blocks'][{b}] {problem}"
     return None
 
 
@@ -144,7 +152,11 @@ def inner_steps_interval(record: dict, profile: str, inner_steps: int, compariso
     record = check_inner_steps_record(record)
     check_option("comparison", comparison, tuple(c.label for c in COMPARISONS))
     check_option("metric", metric, INNER_STEPS_METRICS)
-    return sign_test_interval(np.asarray(_block(record, profile, inner_steps)["differences"][comparison][metric]))
+    return _interval(_block(record, profile, inner_steps), comparison, metric)
+
+
+def _interval(block: dict, comparison: str, metric: str) -> PairedInterval:
+    return sign_test_interval(np.asarray(block["differences"][comparison][metric]))
 
 
 def inner_steps_closed(record: dict, profile: str, inner_steps: int, arm: str) -> float:
@@ -164,10 +176,8 @@ def inner_steps_table(record: dict) -> Table:
     rows = []
     for run in record["runs"]:
         for block in run["blocks"]:
-            K = block["inner_steps"]
-            intervals = [inner_steps_interval(record, run["profile"], K, label, metric)
-                         for label, metric in TABLE_COMPARISONS]
-            rows.append((run["profile"], K, block["gradient_steps"], block["seeds"],
+            intervals = [_interval(block, label, metric) for label, metric in TABLE_COMPARISONS]
+            rows.append((run["profile"], block["inner_steps"], block["gradient_steps"], block["seeds"],
                          f"{block['closed']['APMD, exact target']:.2f}", f"{block['closed']['APMD']:.2f}",
                          *(interval.summary for interval in intervals)))
     level = intervals[0].level
