@@ -28,6 +28,11 @@ PROFILE_VARIABLES = ("NUMBA_CPU_NAME", "NPY_DISABLE_CPU_FEATURES", "XLA_FLAGS")
 """Every environment variable :func:`second_profile` may set (which ones it sets depends on the CPU)."""
 
 
+def profile_environment() -> dict[str, str]:
+    """The variables of :data:`PROFILE_VARIABLES` that this process runs with (a record of a run keeps them)."""
+    return {name: os.environ[name] for name in PROFILE_VARIABLES if name in os.environ}
+
+
 def dispatch_groups_present() -> list[str]:
     """numpy's dispatch groups above its baseline that this CPU supports, e.g. ``['X86_V3', 'X86_V4']``."""
     return [group for group in __cpu_dispatch__ if __cpu_features__.get(group, False)]

@@ -37,7 +37,6 @@ do not come close, and the sampled loss does not get there by K = 32.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import time
@@ -45,12 +44,13 @@ from pathlib import Path
 
 import jax
 
-from cpu_profile import PROFILE_VARIABLES
+from cpu_profile import profile_environment
 
 from covpo.labs.transformer.analysis import METRICS, paired_table, summary_table
 from covpo.labs.transformer.experiment import Cell, plan_study, transformer_study
-from covpo.labs.transformer.inner_steps import (APMD_ARMS, ARMS, COMPARISONS, inner_steps_block,
-                                                read_inner_steps_record)
+from covpo.labs.transformer.inner_steps import (APMD_ARMS, ARMS, COMPARISONS, check_inner_steps_record,
+                                                inner_steps_block)
+from covpo.labs.transformer.records import write_run
 
 
 def main() -> None:
@@ -86,14 +86,10 @@ def main() -> None:
     arguments.out.write_text("\n".join(lines) + "\n")
     print(f"wrote {arguments.out}")
     if arguments.record:
-        environment = {name: os.environ[name] for name in PROFILE_VARIABLES if name in os.environ}
-        run = {"profile": arguments.profile_name, "environment": environment, "size": arguments.size,
+        run = {"profile": arguments.profile_name, "environment": profile_environment(), "size": arguments.size,
                "seed": arguments.seed, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
                "devices": [str(device) for device in jax.devices()], "blocks": blocks}
-        runs = read_inner_steps_record(arguments.record)["runs"] if arguments.record.exists() else []
-        runs = [kept for kept in runs if kept["profile"] != arguments.profile_name] + [run]
-        arguments.record.parent.mkdir(parents=True, exist_ok=True)
-        arguments.record.write_text(json.dumps({"runs": runs}, indent=1) + "\n")
+        write_run(arguments.record, run, check_inner_steps_record)
         print(f"wrote {arguments.record} (its {arguments.profile_name!r} run)")
 
 

@@ -23,9 +23,11 @@ import inspect
 import math
 import pkgutil
 import re
+import tempfile
 from collections.abc import Callable, Iterable, Mapping
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -76,11 +78,13 @@ try:
     from covpo.labs.transformer import experiment as transformer_experiment
     from covpo.labs.transformer import inner_steps as transformer_inner_steps
     from covpo.labs.transformer import literature as transformer_literature
+    from covpo.labs.transformer import records as transformer_records
+    from covpo.labs.transformer import route as transformer_route
     from covpo.labs.transformer import task as transformer_task
     from covpo.labs.transformer import training as transformer_training
 except ImportError:  # the transformer extra (JAX) is not installed
     transformer = transformer_analysis = transformer_experiment = transformer_literature = None
-    transformer_inner_steps = transformer_task = transformer_training = None
+    transformer_inner_steps = transformer_records = transformer_route = transformer_task = transformer_training = None
 
 
 @dataclass(frozen=True)
@@ -1197,6 +1201,28 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
               record="object", profile="option", inner_steps="count", arm="option"),
         entry("labs.transformer.inner_steps_table", transformer_inner_steps.inner_steps_table,
               lambda: {"record": inner_steps_record()}, record="object"),
+        entry("labs.transformer.route_cells", transformer_route.route_cells, dict),
+        entry("labs.transformer.route_run", transformer_route.route_run, lambda: {
+            "study": synthetic_study(cells=transformer_route.route_cells()), "profile": "default", "seconds": 1.5},
+              study="object", profile="text", seconds="positive"),
+        entry("labs.transformer.check_route_record", transformer_route.check_route_record,
+              lambda: {"record": route_record()}, record="object"),
+        entry("labs.transformer.read_route_record", transformer_route.read_route_record,
+              lambda: {"path": transformer_route.ROUTE_RECORD}, path="object"),
+        entry("labs.transformer.route_profiles", transformer_route.route_profiles,
+              lambda: {"record": route_record()}, record="object"),
+        entry("labs.transformer.route_interval", transformer_route.route_interval, lambda: {
+            "record": route_record(), "profile": "default",
+            "comparison": transformer_route.ROUTE_COMPARISONS[0].label, "metric": pass_metric},
+              record="object", profile="option", comparison="option", metric="option"),
+        entry("labs.transformer.route_table", transformer_route.route_table,
+              lambda: {"record": route_record()}, record="object"),
+        entry("labs.transformer.read_record", transformer_records.read_record, lambda: {
+            "path": transformer_route.ROUTE_RECORD, "check": transformer_route.check_route_record},
+              path="object", check="callable"),
+        entry("labs.transformer.write_run", transformer_records.write_run, lambda: {
+            "path": Path(tempfile.mkdtemp(prefix="covpo-fuzz-")) / "record.json", "run": route_record()["runs"][0],
+            "check": transformer_route.check_route_record}, run="object", check="callable"),
         entry("labs.transformer.measure_cost", transformer.measure_cost, lambda: {
             "config": config(), "batch": 16, "repeats": 1, "sampler": False, "seed": 0}, heavy=True, batch="count"),
         entry("labs.transformer.cost_table", transformer.cost_table, lambda: {
@@ -1214,8 +1240,9 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
     )
 
 
-def synthetic_study(n_seeds: int = 6, n_steps: int = 2, names: tuple[str, ...] = ("fixed, weak β", "APMD")) -> object:
-    """A chapter 7 study record of the mixed task's cells of the arms ``names`` over ``n_seeds`` seeds, holding made-up numbers of the right shapes.
+def synthetic_study(n_seeds: int = 6, n_steps: int = 2, names: tuple[str, ...] = ("fixed, weak β", "APMD"),
+                    cells: tuple | None = None) -> object:
+    """A chapter 7 study record of ``cells`` (by default the mixed task's cells of the arms ``names``) over ``n_seeds`` seeds, holding made-up numbers of the right shapes.
 
     The analysis functions only read a study, so their fuzz cases need no training run: every
     run has two training and two held-out prompts (one hard each), log-coverages drawn below
@@ -1224,7 +1251,9 @@ def synthetic_study(n_seeds: int = 6, n_steps: int = 2, names: tuple[str, ...] =
     draw = np.random.default_rng(0)
     config = transformer.ModelConfig(n_symbols=3, length=2, d_model=8, n_layers=1, n_heads=2)
     setup = transformer.TrainingSetup(config, n_steps=n_steps, n_slots=2, slot_size=2, inner_steps=2)
-    cells = tuple(transformer.Cell("mixed", name) for name in names)
+    if cells is None:
+        cells = tuple(transformer.Cell("mixed", name) for name in names)
+    names = tuple(dict.fromkeys(cell.arm for cell in cells))
     runs = len(cells) * n_seeds
 
     def log_probs(prompts: int) -> np.ndarray:
@@ -1250,6 +1279,13 @@ def inner_steps_record() -> dict:
     """A record of longer inner loops (``covpo.labs.transformer.inner_steps``) with one run, of one block, of :func:`synthetic_study`."""
     block = transformer_inner_steps.inner_steps_block(synthetic_study(names=transformer_inner_steps.ARMS), 1.5)
     return {"runs": [{"profile": "default", "blocks": [block]}]}
+
+
+@functools.cache
+def route_record() -> dict:
+    """A record of the route comparisons (``covpo.labs.transformer.route``) with one run of :func:`synthetic_study` of the route's cells."""
+    study = synthetic_study(cells=transformer_route.route_cells())
+    return {"runs": [transformer_route.route_run(study, "default", 1.5)]}
 
 
 #: Every public entry point, in the order above.

@@ -16,7 +16,6 @@ on longer inner loops against the sign-test intervals (:func:`inner_steps_interv
 
 from __future__ import annotations
 
-import json
 import math
 from importlib.resources import files
 from pathlib import Path
@@ -30,6 +29,7 @@ from .analysis import BASE, METRICS, Comparison, Side, side_values
 from .experiment import TransformerStudy
 from .methods import STRONG_ARM, WEAK_ARM
 from .paired import PairedInterval, sign_test_interval
+from .records import read_record
 
 ARMS = (WEAK_ARM, STRONG_ARM, "APMD", "APMD, exact target")
 """The arms the script runs on the mixed task at every inner-loop length."""
@@ -125,13 +125,7 @@ def check_inner_steps_record(record: object) -> dict:
 
 def read_inner_steps_record(path: str | Path = BOOK_RECORD) -> dict:
     """The record in the JSON file ``path`` (by default the book's, :data:`BOOK_RECORD`), checked (:func:`check_inner_steps_record`)."""
-    if not isinstance(path, (str, Path)) or not Path(path).is_file():
-        raise ValueError(f"path must name a JSON file of the record, got {path!r}")
-    try:
-        record = json.loads(Path(path).read_text())
-    except json.JSONDecodeError as error:
-        raise ValueError(f"path must hold JSON, got {path!r} ({error})") from None
-    return check_inner_steps_record(record)
+    return read_record(path, check_inner_steps_record)
 
 
 def _block(record: dict, profile: str, inner_steps: int) -> dict:
