@@ -27,8 +27,8 @@ def read_record(path: str | Path, check: Callable[[object], dict]) -> dict:
 def write_run(path: str | Path, run: dict, check: Callable[[object], dict]) -> None:
     """Add ``run`` to the record in ``path`` (created if missing), replacing the record's run of the same profile."""
     _check_callable(check)
-    if not isinstance(path, (str, Path)):
-        raise ValueError(f"path must be a file path, got {path!r}")
+    if not isinstance(path, (str, Path)) or Path(path).suffix != ".json":
+        raise ValueError(f"path must be the path of a .json file, got {path!r}")
     if not isinstance(run, dict) or not isinstance(run.get("profile"), str):
         raise ValueError(f"run must be a mapping with a string 'profile', got {run!r}")
     path = Path(path)
