@@ -23,7 +23,6 @@ import inspect
 import math
 import pkgutil
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 import dataclasses
 from dataclasses import dataclass, field
@@ -1221,7 +1220,7 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
             "path": transformer_route.ROUTE_RECORD, "check": transformer_route.check_route_record},
               path="object", check="callable"),
         entry("labs.transformer.write_run", transformer_records.write_run, lambda: {
-            "path": Path(tempfile.mkdtemp(prefix="covpo-fuzz-")) / "record.json", "run": route_record()["runs"][0],
+            "path": FUZZ_RECORD, "run": route_record()["runs"][0],
             "check": transformer_route.check_route_record}, run="object", check="callable"),
         entry("labs.transformer.measure_cost", transformer.measure_cost, lambda: {
             "config": config(), "batch": 16, "repeats": 1, "sampler": False, "seed": 0}, heavy=True, batch="count"),
@@ -1279,6 +1278,10 @@ def inner_steps_record() -> dict:
     """A record of longer inner loops (``covpo.labs.transformer.inner_steps``) with one run, of one block, of :func:`synthetic_study`."""
     block = transformer_inner_steps.inner_steps_block(synthetic_study(names=transformer_inner_steps.ARMS), 1.5)
     return {"runs": [{"profile": "default", "blocks": [block]}]}
+
+
+FUZZ_RECORD = Path(__file__).resolve().parent.parent / "_build" / "fuzz" / "route_record.json"
+"""Where the fuzz cases of ``write_run`` write their record (the build folder, which git ignores)."""
 
 
 @functools.cache
