@@ -144,14 +144,16 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 # Tests that look at the built book: a session that collects any of them builds the book.
 NEEDS_THE_BUILD = ("test_browser.py",)
+# The unit-test file the first worker free of chapters takes while the other finishes the last
+# chapter, which the build waits for (see run_order): the longest of many tests (about 40 s).
+WHILE_THE_LAST_CHAPTER_RUNS = "test_transformer.py"
 # The unit tests' second pass, under the second CPU profile: the longest unit-test file, so it
-# starts as soon as a worker is free of chapters (and of the built site's tests, see run_order).
+# starts early (after the built site's tests, see run_order).
 SECOND_PROFILE_PASS = "test_second_profile_units.py"
-# The longest of the other unit-test files (idle, 2 cores: about 45, 25, 14, 13, 13, 8 and 6 s),
+# The longest of the other unit-test files (idle, 2 cores: about 25, 14, 13, 13, 8 and 6 s),
 # longest first, so that the short files fill in at the end and neither worker is left with a
 # long file after the other has finished.
 LONGEST_UNIT_FILES = (
-    "test_transformer.py",
     "test_fuzz.py",
     "test_widgets.py",
     "test_benchmarks.py",
@@ -185,17 +187,20 @@ def session_id(config: pytest.Config) -> str:
 
 
 def run_order(items: list[pytest.Item]) -> list[pytest.Item]:
-    """The order the files run in: chapters first, in the table of contents' reverse order, then the tests of the built site and the second-profile pass.
+    """The order the files run in: chapters first, in the table of contents' reverse order, then one unit-test file, the tests of the built site and the second-profile pass.
 
     The two workers take whole files in this order (``--no-loadscope-reorder``). The chapters
     are the longest files, and the later ones run the larger studies (chapters 6 and 7 take
     longest), so they start at once, behind only the short reference pages that follow them;
-    the session's build waits for the last of them. The first worker free of chapters takes the
-    tests of the built site: they wait while the build renders the site, which keeps the core
-    they leave busy, and then crawl it. The other takes the second-profile pass (the longest
-    unit-test file). A worker is handed its next file while it still has two tests to run, so
-    the site's tests come before the pass: behind the pass, which is one test, they would go to
-    the same worker and wait for it. The other unit-test files come last, the longest first
+    the session's build waits for the last of them. The first worker free of chapters takes
+    :data:`WHILE_THE_LAST_CHAPTER_RUNS`, so that both cores compute until the last chapter is
+    done (the site's tests would wait idle for it: 10 s of a core on an idle 2-core machine).
+    The other takes the tests of the built site as it finishes its last chapter: they wait while
+    the build renders the site, which keeps the core they leave busy, and then crawl it. The
+    second-profile pass (the longest unit-test file) comes next. A worker is handed its next file
+    while it still has two tests to run, so the site's tests come before the pass: behind the
+    pass, which is one test, they would go to the same worker and wait for it. The other
+    unit-test files come last, the longest first
     (:data:`LONGEST_UNIT_FILES`), so that short files fill both workers to the end (with the
     site's tests last, one worker crawled the site for half a minute after the other had
     finished).
@@ -206,13 +211,15 @@ def run_order(items: list[pytest.Item]) -> list[pytest.Item]:
     def place(item: pytest.Item) -> tuple[int, int]:
         if item.parent in chapters:
             return 0, -chapters[item.parent]
-        if item.path.name in NEEDS_THE_BUILD:
+        if item.path.name == WHILE_THE_LAST_CHAPTER_RUNS:
             return 1, 0
-        if item.path.name == SECOND_PROFILE_PASS:
+        if item.path.name in NEEDS_THE_BUILD:
             return 2, 0
+        if item.path.name == SECOND_PROFILE_PASS:
+            return 3, 0
         if item.path.name in LONGEST_UNIT_FILES:
-            return 3, LONGEST_UNIT_FILES.index(item.path.name)
-        return 3, len(LONGEST_UNIT_FILES)
+            return 4, LONGEST_UNIT_FILES.index(item.path.name)
+        return 4, len(LONGEST_UNIT_FILES)
 
     return sorted(items, key=place)
 
