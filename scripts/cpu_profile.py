@@ -4,11 +4,8 @@ Seeded runs are bit-identical on one machine but not across machines, because nu
 SIMD kernels for ``exp``, ``log`` and reductions by CPU, numba compiles for the host CPU and
 OpenBLAS picks a kernel per CPU; XLA (the transformer chapter's JAX) likewise vectorizes for the
 host CPU. The second profile turns off every numpy dispatch group above numpy's baseline that this
-machine has, compiles numba for a generic CPU and, on x86-64, caps XLA at AVX (no AVX2, so no fused
-multiply-add), so a build under it computes with different rounding than the default one, as a
-reader's laptop would. The cap is AVX rather than SSE4.2 because both change every bit of the
-transformer chapter's runs while SSE4.2 doubles their time (about 38 s of training at AVX, 34 s
-uncapped and 76 s at SSE4.2, on a 2-core AMD EPYC with AVX2).
+machine has, compiles numba for a generic CPU and, on x86-64, caps XLA at SSE4.2, so a build under
+it computes with different rounding than the default one, as a reader's laptop would.
 ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` are left as the machine has them: some machines
 set them because older OpenBLAS kernels compute wrong results there.
 
@@ -25,8 +22,8 @@ import platform
 from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
 
 
-XLA_CAP = "--xla_cpu_max_isa=AVX"
-"""The XLA flag of the second profile on x86-64: no vector instructions above AVX (no AVX2, no FMA)."""
+XLA_CAP = "--xla_cpu_max_isa=SSE4_2"
+"""The XLA flag of the second profile on x86-64: no vector instructions above SSE4.2."""
 PROFILE_VARIABLES = ("NUMBA_CPU_NAME", "NPY_DISABLE_CPU_FEATURES", "XLA_FLAGS")
 """Every environment variable :func:`second_profile` may set (which ones it sets depends on the CPU)."""
 
