@@ -98,6 +98,12 @@ def compare(study: TransformerStudy, comparison: Comparison, metric: str) -> Pai
     check_instance("study", study, TransformerStudy)
     check_instance("comparison", comparison, Comparison)
     check_option("metric", metric, METRICS)
+    differences = _seed_differences(study, comparison, metric)
+    return None if differences is None else sign_test_interval(differences)
+
+
+def _seed_differences(study: TransformerStudy, comparison: Comparison, metric: str) -> np.ndarray | None:
+    """The paired differences of ``comparison`` in ``metric``, in seed order (``None`` if a cell was not run); arguments as :func:`compare` checks them."""
     sides = (comparison.first, comparison.second) + (comparison.minus or ())
     values = [side_values(study, side, metric) for side in sides]
     if any(value is None for value in values):
@@ -105,7 +111,7 @@ def compare(study: TransformerStudy, comparison: Comparison, metric: str) -> Pai
     differences = values[0] - values[1]
     if comparison.minus is not None:
         differences = differences - (values[2] - values[3])
-    return sign_test_interval(differences)
+    return differences
 
 
 def chapter_comparisons(reward: str = "partial") -> tuple[Comparison, ...]:

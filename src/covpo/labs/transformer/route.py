@@ -24,7 +24,7 @@ import numpy as np
 from covpo.table import Table
 from covpo.validation import check_instance, check_option, check_positive, check_text
 
-from .analysis import METRICS, chapter_comparisons, side_values
+from .analysis import METRICS, chapter_comparisons, _seed_differences
 from .experiment import GROUP_SIZES, ROUTE_ARMS, TASKS, Cell, TransformerStudy
 from .methods import WEAK_ARM
 from .paired import PairedInterval, sign_test_interval
@@ -61,14 +61,9 @@ def route_run(study: TransformerStudy, profile: str, seconds: float) -> dict:
     for comparison in ROUTE_COMPARISONS:
         by_metric = {}
         for metric in ROUTE_METRICS:
-            sides = (comparison.first, comparison.second, *comparison.minus) if comparison.minus else (
-                comparison.first, comparison.second)
-            values = [side_values(study, side, metric) for side in sides]
-            if any(value is None for value in values):
+            difference = _seed_differences(study, comparison, metric)
+            if difference is None:
                 raise ValueError(f"study must run route_cells(), got no runs for {comparison.label!r}")
-            difference = values[0] - values[1]
-            if comparison.minus:
-                difference = difference - (values[2] - values[3])
             by_metric[metric] = difference.tolist()
         differences[comparison.label] = by_metric
     return {"profile": profile, "seconds": round(seconds, 1), "seeds": len(study.seeds), "differences": differences}
