@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Make the book's virtual environment, .venv (or bring an existing one up to requirements.txt).
+# Make the book's virtual environment, .venv (or bring an existing one up to requirements.txt);
+# with --browser, also install the system's Chromium for the browser tests (tests/install-browser.sh)
+# while pip works: both spend most of their time waiting on downloads.
 #
 # A pinned pip first: its resolver takes under half the time of the pip that Python 3.11's venv
 # brings. Then requirements.txt, without compiling the packages' bytecode: pip compiles every
@@ -10,6 +12,15 @@
 # compile is left to compile when it is imported, as pip leaves it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+case "${1:-}" in
+  "") ;;
+  --browser)
+    # The script waits for the browser's install however it ends, so none is left running.
+    trap wait EXIT
+    bash tests/install-browser.sh &
+    ;;
+  *) echo "usage: bash scripts/make_environment.sh [--browser]" >&2; exit 2 ;;
+esac
 python3 -m venv .venv
 .venv/bin/pip install pip==26.2.1
 .venv/bin/pip install --no-compile -r requirements.txt
