@@ -24,4 +24,4 @@ esac
 python3 -m venv .venv
 .venv/bin/pip install pip==26.2.1
 .venv/bin/pip install --no-compile -r requirements.txt
-.venv/bin/python -c "import compileall, glob; [compileall.compile_dir(folder, quiet=2, workers=0) for folder in glob.glob('.venv/lib/python3*/site-packages')]"
+.venv/bin/python -c "import compileall; compileall.compile_dir('.venv/lib', quiet=2, workers=0)"
