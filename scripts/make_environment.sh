@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Make the book's virtual environment, .venv (or bring an existing one up to requirements.txt);
 # with --browser, also install the system's Chromium for the browser tests (tests/install-browser.sh)
-# while pip works: both spend most of their time waiting on downloads.
+# while the requirements install: both spend most of their time waiting on downloads.
 #
-# A pinned pip first: its resolver takes under half the time of the pip that Python 3.11's venv
-# brings. Then requirements.txt, without compiling the packages' bytecode: pip compiles every
-# installed module one after another on one core (about 9,400 files, half the install's time on
-# a 2-core machine), so compileall does it afterwards on every core. The bytecode is still
-# needed: without it every process of a test session (kernels, workers, the build) compiles the
-# modules it imports again where the environment does not write bytecode. A file that does not
-# compile is left to compile when it is imported, as pip leaves it.
+# The venv's own pip installs one pinned tool, uv, and uv installs requirements.txt into the
+# venv: it fetches the package indexes and the wheels in parallel where pip fetches them one
+# after another, and it compiles the installed modules' bytecode on every core where pip
+# compiles the 9,400 of them on one. The bytecode is needed: without it every process of a
+# test session (kernels, workers, the build) compiles the modules it imports again where the
+# environment does not write bytecode. Like pip, uv leaves a file that does not compile to
+# compile when it is imported. Binder installs the same requirements.txt with pip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
@@ -22,6 +22,5 @@ case "${1:-}" in
   *) echo "usage: bash scripts/make_environment.sh [--browser]" >&2; exit 2 ;;
 esac
 python3 -m venv .venv
-.venv/bin/pip install pip==26.2.1
-.venv/bin/pip install --no-compile -r requirements.txt
-.venv/bin/python -c "import compileall; compileall.compile_dir('.venv/lib', quiet=2, workers=0)"
+.venv/bin/pip install --quiet --disable-pip-version-check uv==0.13.9
+.venv/bin/uv pip install --python .venv/bin/python --compile-bytecode -r requirements.txt

@@ -5,9 +5,10 @@ book's build and tests install the same file, so as long as every direct depende
 with ``==`` and the pins resolve on Binder's Python, the live notebooks run what the built
 book ran. The last test compares a resolution of ``requirements.txt`` on that Python with the
 pins. Where the tests themselves run on that Python, in the environment the README's commands
-install from ``requirements.txt``, that environment is the resolution: pip installed it from
-the file, so it holds each pin unless pip resolved the pin to something else (or the
-environment has changed since), and ``pip check`` confirms that what it holds is consistent.
+install from ``requirements.txt`` (uv installs it, ``scripts/make_environment.sh``), that
+environment is a resolution: it holds each pin unless the pin resolved to something else (or the
+environment has changed since), and ``pip check`` confirms that what it holds is consistent, so
+pip on Binder has a consistent set that keeps every pin.
 Elsewhere the test asks pip, in a fresh virtual environment made with that Python, for a dry
 run of the install.
 """
