@@ -9,7 +9,8 @@
 # compiles the 9,400 of them on one. The bytecode is needed: without it every process of a
 # test session (kernels, workers, the build) compiles the modules it imports again where the
 # environment does not write bytecode. Like pip, uv leaves a file that does not compile to
-# compile when it is imported. Binder installs the same requirements.txt with pip.
+# compile when it is imported. The book's own modules (the covpo package, installed editable, and
+# the tests' helpers) are compiled too. Binder installs the same requirements.txt with pip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
@@ -24,3 +25,4 @@ esac
 python3 -m venv .venv
 .venv/bin/pip install --quiet --disable-pip-version-check uv==0.13.9
 .venv/bin/uv pip install --python .venv/bin/python --compile-bytecode -r requirements.txt
+.venv/bin/python -m compileall -q -j 0 src tests

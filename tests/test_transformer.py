@@ -413,6 +413,11 @@ def test_sign_test_interval_brackets_the_median_at_its_level():
     assert sign_test_interval([-0.004, -0.003, 0.1, 0.2, 0.3, 0.4]).summary == "+0.15 [-0.00, +0.40]"
     wide = sign_test_interval(np.arange(16.0))
     assert (wide.low, wide.high) == (3.0, 12.0) and wide.level >= 0.95
+    # the level is the sign test's: one minus both binomial tails beyond the order statistics kept
+    # (scipy.stats, about 1.5 s to import, is imported by this test only, not by every process that collects it)
+    from scipy.stats import binom
+    assert wide.level == pytest.approx(1 - 2 * binom.cdf(3, 16, 0.5), rel=1e-14)
+    assert interval.level == pytest.approx(1 - 2 * binom.cdf(0, 6, 0.5), rel=1e-14)
     with pytest.raises(ValueError, match="differences"):
         sign_test_interval([1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="level"):

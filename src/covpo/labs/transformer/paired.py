@@ -12,9 +12,9 @@ made only where this interval excludes zero.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import comb
 
 import numpy as np
-from scipy.stats import binom
 
 from covpo.validation import check_finite_array, check_probability
 
@@ -49,10 +49,15 @@ def sign_test_interval(differences, level: float = 0.95) -> PairedInterval:
     values = np.sort(check_finite_array("differences", differences, ndim=1))
     level = check_probability("level", level)
     n = len(values)
-    coverage = [1 - 2 * binom.cdf(k - 1, n, 0.5) for k in range(1, n // 2 + 1)]
+    coverage = [1 - 2 * _half_binomial_cdf(k - 1, n) for k in range(1, n // 2 + 1)]
     enough = [k for k, value in zip(range(1, n // 2 + 1), coverage) if value >= level]
     if not enough:
         raise ValueError(f"differences must have enough values for a {level:.0%} interval, got {n}")
     k = max(enough)
     return PairedInterval(values, float(np.median(values)), float(values[k - 1]), float(values[n - k]),
                           float(coverage[k - 1]))
+
+
+def _half_binomial_cdf(k: int, n: int) -> float:
+    """``P(Bin(n, 1/2) <= k)``, counted exactly: the subsets of at most ``k`` of ``n`` items over ``2**n``."""
+    return sum(comb(n, i) for i in range(k + 1)) / 2**n
