@@ -17,8 +17,8 @@ By default the command is the test command's last step, ``python -m pytest`` wit
 that runs this script, in this checkout (with its ``_build`` removed first, so that nothing is
 reused). With ``--clone`` the whole test command, as the README gives it, runs in a fresh clone
 of ``HEAD`` in a temporary folder, as CI runs it: the first count makes the clone's virtual
-environment and installs into it; later counts find it made, so pip only confirms it (about 10 s
-instead of about a minute).
+environment and installs into it; later counts find it made, so the install only confirms it
+(a few seconds instead of about half a minute).
 ``--tests`` passes other arguments to pytest instead of the whole suite (``--tests
 tests/test_table.py`` for a quick try of this script). With ``COVPO_BENCHMARK_TINY=1`` and no
 ``--tests``, it runs one quick test, without xdist, beside 1 busy process, and
