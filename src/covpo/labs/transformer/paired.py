@@ -12,6 +12,7 @@ made only where this interval excludes zero.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import accumulate
 from math import comb
 
 import numpy as np
@@ -49,15 +50,11 @@ def sign_test_interval(differences, level: float = 0.95) -> PairedInterval:
     values = np.sort(check_finite_array("differences", differences, ndim=1))
     level = check_probability("level", level)
     n = len(values)
-    coverage = [1 - 2 * _half_binomial_cdf(k - 1, n) for k in range(1, n // 2 + 1)]
+    # P(Bin(n, 1/2) <= k - 1) for k = 1 .. n // 2, counted exactly: subsets of at most k - 1 of n items over 2**n
+    coverage = [1 - 2 * subsets / 2**n for subsets in accumulate(comb(n, i) for i in range(n // 2))]
     enough = [k for k, value in zip(range(1, n // 2 + 1), coverage) if value >= level]
     if not enough:
         raise ValueError(f"differences must have enough values for a {level:.0%} interval, got {n}")
     k = max(enough)
     return PairedInterval(values, float(np.median(values)), float(values[k - 1]), float(values[n - k]),
                           float(coverage[k - 1]))
-
-
-def _half_binomial_cdf(k: int, n: int) -> float:
-    """``P(Bin(n, 1/2) <= k)``, counted exactly: the subsets of at most ``k`` of ``n`` items over ``2**n``."""
-    return sum(comb(n, i) for i in range(k + 1)) / 2**n
