@@ -232,10 +232,9 @@ def _base_models(config: ModelConfig, task: ReversalTask, sizes: dict, seed: int
               for b in range(sizes["base_models"])]
     inits = [init_params(config, jax.random.fold_in(jax.random.PRNGKey(seed), b)) for b in range(sizes["base_models"])]
     data = [pretraining_data(family, split[0]) for family in families for split in splits]
-    stack = partial(jax.tree_util.tree_map, lambda *leaves: jnp.stack(leaves))
     keys = jnp.stack([jax.random.fold_in(jax.random.PRNGKey(seed + 1), b) for _ in families
                       for b in range(sizes["base_models"])])
-    models, losses = pretrain_models(stack(*inits, *inits), config, stack(*data), keys,
+    models, losses = pretrain_models(_stack(*inits, *inits), config, _stack(*data), keys,
                                      n_steps=sizes["pretrain_steps"], batch=sizes["pretrain_batch"],
                                      learning_rate=PRETRAIN_LEARNING_RATE)
     return models, splits, losses
@@ -256,7 +255,9 @@ class StudyPlan:
     """Everything the runs of a study are made from: base models, prompt splits, training prompts and keys per seed.
 
     :meth:`inputs` builds one run: seed ``s`` gives every cell the same base model of its task
-    family, held-out prompts, training prompts (of its task) and JAX key.
+    family, held-out prompts, training prompts (of its task) and JAX key. ``models`` holds the
+    base models as numpy arrays (leading model axis), so that picking one costs no compiled
+    indexing program.
     """
 
     sizes: dict
@@ -364,8 +365,16 @@ def plan_study(size: str = "book", *, seed: int = 0, cells: tuple[Cell, ...] | N
     prompts = [_training_prompts(task, splits[s // sizes["seeds_per_base"]][0], np.random.default_rng((seed, s)),
                                  sizes["n_prompts"]) for s in range(n_seeds)]
     keys = [jax.random.fold_in(jax.random.PRNGKey(seed + 2), s) for s in range(n_seeds)]
-    return StudyPlan(sizes, setup, cells, methods, families, jax.block_until_ready(models), splits, prompts, keys,
-                     losses)
+    return StudyPlan(sizes, setup, cells, methods, families, jax.device_get(models), splits, prompts, keys, losses)
+
+
+def _stack(*trees: object) -> object:
+    """Stack same-shaped pytrees leaf by leaf along a new leading axis, on the host.
+
+    Stacking with ``jnp.stack`` outside ``jit`` compiles a program per leaf shape; copying
+    numpy arrays gives the same values without one.
+    """
+    return jax.tree_util.tree_map(lambda *leaves: np.stack([np.asarray(leaf) for leaf in leaves]), *trees)
 
 
 def _chunks(count: int, size: int) -> list[np.ndarray]:
@@ -422,7 +431,6 @@ def transformer_study(size: str = "book", *, seed: int = 0, cells: tuple[Cell, .
     runs = [(c, s) for c in range(len(cells)) for s in range(n_seeds)]
     inputs = plan.inputs
 
-    stack = partial(jax.tree_util.tree_map, lambda *leaves: jnp.stack(leaves))
     order = sorted(range(len(runs)), key=lambda r: methods[cells[runs[r][0]].arm].exact)
     exact_count = sum(methods[cells[c].arm].exact for c, _ in runs)
     groups = [(False, order[:len(runs) - exact_count]), (True, order[len(runs) - exact_count:])]
@@ -437,17 +445,17 @@ def transformer_study(size: str = "book", *, seed: int = 0, cells: tuple[Cell, .
     with bar:
         for exact, members in batches:
             prepared = [inputs(*runs[r]) for r in members]
-            arguments = (jnp.asarray(exact), stack_constants([m for _, m in prepared]), stack(*[i for i, _ in prepared]))
+            arguments = (jnp.asarray(exact), stack_constants([m for _, m in prepared]), _stack(*[i for i, _ in prepared]))
             if compiled is None:
                 start = time.perf_counter()
                 compiled = train_runs.lower(setup, *arguments).compile()
                 timings["compile_s"] = time.perf_counter() - start
             start = time.perf_counter()
-            final, record = jax.block_until_ready(compiled(*arguments))
+            trained = jax.block_until_ready(compiled(*arguments))
             timings["train_s"] += time.perf_counter() - start
+            final, record = jax.device_get(trained)
             for i, r in enumerate(members):
-                results[r] = (jax.tree_util.tree_map(lambda leaf: leaf[i], final),
-                              jax.tree_util.tree_map(lambda leaf: np.asarray(leaf[i]), record))
+                results[r] = jax.tree_util.tree_map(lambda leaf: leaf[i], (final, record))
             bar.update(len(set(members)))
     timings["run_steps_per_s"] = len(runs) * setup.n_steps / timings["train_s"]
     records = [results[r][1] for r in range(len(runs))]
@@ -480,7 +488,7 @@ def transformer_study(size: str = "book", *, seed: int = 0, cells: tuple[Cell, .
         params_rows.append(jax.tree_util.tree_map(lambda leaf: leaf[plan.base_index(s, "mixed")], models) if r < 0
                            else results[r][0])
     sample_keys = jnp.stack([jax.random.fold_in(plan.keys[0], 1_000_000 + i) for i in range(len(sampled))])
-    sample_arguments = (stack(*params_rows), config, jnp.asarray(np.stack(prompt_rows), jnp.int32),
+    sample_arguments = (_stack(*params_rows), config, jnp.asarray(np.stack(prompt_rows), jnp.int32),
                         jnp.asarray(np.stack(answer_rows), jnp.int32), sizes["n_samples"], sample_keys)
     # compiled before the clock starts, as the training program is: the rate is the sampler's
     count_correct = _count_correct.lower(*sample_arguments).compile()
