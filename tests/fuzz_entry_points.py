@@ -1177,6 +1177,9 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
         entry("labs.transformer.compare", transformer_analysis.compare, lambda: {
             "study": synthetic_study(), "comparison": comparison(), "metric": pass_metric},
               study="object", comparison="object", metric="option"),
+        entry("labs.transformer.paired_differences", transformer_analysis.paired_differences, lambda: {
+            "study": synthetic_study(), "comparison": comparison(), "metric": pass_metric},
+              study="object", comparison="object", metric="option"),
         entry("labs.transformer.paired_table", transformer_analysis.paired_table, lambda: {
             "study": synthetic_study(), "comparisons": (comparison(),), "metrics": transformer_analysis.METRICS[:2],
             "reward": "partial"}, study="object", comparisons="instances", metrics="instances", reward="option"),

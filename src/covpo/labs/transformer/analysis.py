@@ -95,15 +95,15 @@ def side_values(study: TransformerStudy, side: Side, metric: str) -> np.ndarray 
 
 def compare(study: TransformerStudy, comparison: Comparison, metric: str) -> PairedInterval | None:
     """The paired differences of ``comparison`` in ``metric`` and their sign-test interval (``None`` if a cell was not run)."""
-    check_instance("study", study, TransformerStudy)
-    check_instance("comparison", comparison, Comparison)
-    check_option("metric", metric, METRICS)
-    differences = _seed_differences(study, comparison, metric)
+    differences = paired_differences(study, comparison, metric)
     return None if differences is None else sign_test_interval(differences)
 
 
-def _seed_differences(study: TransformerStudy, comparison: Comparison, metric: str) -> np.ndarray | None:
-    """The paired differences of ``comparison`` in ``metric``, in seed order (``None`` if a cell was not run); arguments as :func:`compare` checks them."""
+def paired_differences(study: TransformerStudy, comparison: Comparison, metric: str) -> np.ndarray | None:
+    """The paired differences of ``comparison`` in ``metric``, one per seed in seed order (``None`` if a cell was not run)."""
+    check_instance("study", study, TransformerStudy)
+    check_instance("comparison", comparison, Comparison)
+    check_option("metric", metric, METRICS)
     sides = (comparison.first, comparison.second) + (comparison.minus or ())
     values = [side_values(study, side, metric) for side in sides]
     if any(value is None for value in values):

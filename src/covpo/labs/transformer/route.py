@@ -24,7 +24,7 @@ import numpy as np
 from covpo.table import Table
 from covpo.validation import check_instance, check_option, check_positive, check_text
 
-from .analysis import METRICS, chapter_comparisons, _seed_differences
+from .analysis import METRICS, chapter_comparisons, paired_differences
 from .experiment import GROUP_SIZES, ROUTE_ARMS, TASKS, Cell, TransformerStudy
 from .methods import WEAK_ARM
 from .paired import PairedInterval, sign_test_interval
@@ -61,7 +61,7 @@ def route_run(study: TransformerStudy, profile: str, seconds: float) -> dict:
     for comparison in ROUTE_COMPARISONS:
         by_metric = {}
         for metric in ROUTE_METRICS:
-            difference = _seed_differences(study, comparison, metric)
+            difference = paired_differences(study, comparison, metric)
             if difference is None:
                 raise ValueError(f"study must run route_cells(), got no runs for {comparison.label!r}")
             by_metric[metric] = difference.tolist()
