@@ -374,7 +374,7 @@ def _stack(*trees: object) -> object:
     Stacking with ``jnp.stack`` outside ``jit`` compiles a program per leaf shape; copying
     numpy arrays gives the same values without one.
     """
-    return jax.tree_util.tree_map(lambda *leaves: np.stack([np.asarray(leaf) for leaf in leaves]), *trees)
+    return jax.tree_util.tree_map(lambda *leaves: np.stack(leaves), *trees)
 
 
 def _chunks(count: int, size: int) -> list[np.ndarray]:
