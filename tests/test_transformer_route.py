@@ -23,6 +23,7 @@ from covpo.labs.transformer.route import (  # noqa: E402
 )
 from covpo.labs.transformer.paired import sign_test_interval  # noqa: E402
 from covpo.labs.transformer.records import write_run  # noqa: E402
+from covpo.plots.transformer import transformer_route_figure  # noqa: E402
 from tests.fuzz_entry_points import synthetic_study  # noqa: E402
 
 
@@ -97,6 +98,28 @@ def test_the_table_has_a_column_per_run_and_a_row_per_comparison_and_metric(reco
     table = route_table(twice)
     assert table.columns[2:] == ("default", "second")
     assert len(table.rows) == len(ROUTE_COMPARISONS) * len(ROUTE_METRICS)
+
+
+@pytest.mark.same_on_every_cpu
+def test_the_figure_draws_every_seed_and_median_of_every_run_comparison_and_metric(record):
+    twice = {"runs": record["runs"] + [{**record["runs"][0], "profile": "second"}]}
+    figure = transformer_route_figure(twice)
+    panels = figure.axes[:len(ROUTE_METRICS)]
+    for axes, metric in zip(panels, ROUTE_METRICS):
+        lines = [line for line in axes.get_lines() if line.get_color() != "k"]
+        seeds = [line for line in lines if line.get_marker() not in ("None", "")]
+        medians = [line.get_xdata()[0] for line in lines if line.get_marker() in ("None", "")]
+        drawn = sorted(value for line in seeds for value in line.get_xdata())
+        differences = [run["differences"][comparison.label][metric] for run in twice["runs"]
+                       for comparison in ROUTE_COMPARISONS]
+        assert drawn == sorted(value for values in differences for value in values)
+        assert sorted(medians) == sorted(np.median(values) for values in differences)
+    assert [text.get_text() for text in figure.legends[0].get_texts()] == ["default", "second"]
+
+
+def test_the_figure_refuses_a_damaged_record(record):
+    with pytest.raises(ValueError, match="record must"):
+        transformer_route_figure({"runs": [{**record["runs"][0], "seeds": 0}]})
 
 
 @pytest.mark.same_on_every_cpu

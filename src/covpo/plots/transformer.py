@@ -1,6 +1,8 @@
 """Figures and the widget of chapter 7 (a small transformer post-trained with GRPO, resets and APMD).
 
-Every function draws a :class:`~covpo.labs.transformer.experiment.TransformerStudy`. The figures
+Every function but the route figure draws a
+:class:`~covpo.labs.transformer.experiment.TransformerStudy`; the route figure draws the record of
+:mod:`covpo.labs.transformer.route`. The figures
 show medians over seeds as lines (each arm keeps its colour and marker in every figure), and the
 seeds themselves where a spread matters, as dots:
 
@@ -8,7 +10,8 @@ seeds themselves where a spread matters, as dots:
   hard training and held-out prompts;
 - :func:`transformer_training_figure`: pass@256, the KL divergence to the base model and the
   inner loops' accuracy over training;
-- :func:`transformer_route_figure`: what each task does to pass@256, seed by seed;
+- :func:`transformer_route_figure`: the route and group-size comparisons at the full study's seeds,
+  seed by seed, under every rounding of their record;
 - :func:`transformer_widget`: any cell of the study, seed by seed.
 """
 
@@ -18,8 +21,8 @@ import numpy as np
 
 from covpo.labs.transformer import ARM_NAMES, TransformerStudy
 from covpo.labs.transformer.methods import STRONG_ARM, WEAK_ARM
-from covpo.labs.transformer.analysis import BASE, Side, side_values
-from covpo.labs.transformer.experiment import ROUTE_ARMS
+from covpo.labs.transformer.analysis import BASE, Comparison
+from covpo.labs.transformer.route import ROUTE_COMPARISONS, ROUTE_METRICS, route_profiles
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, series_style
 from covpo.plots.widgets import Explorable, Slider, explorable
@@ -106,34 +109,44 @@ def transformer_training_figure(study: TransformerStudy) -> BookFigure:
     return figure
 
 
-TASK_LABELS = (("mixed", "mixed"), ("hard-only", "hard only"), ("decoupled", "decoupled"))
+def _route_label(comparison: Comparison) -> str:
+    """A short name of a route comparison: the arm, then what it compares."""
+    first, second = comparison.first, comparison.second
+    if comparison.minus is None:
+        return f"{first.arm}\nG = {first.group_size} minus G = {second.group_size}"
+    return f"{first.arm}\nloss on {first.task} minus on mixed"
 
 
-def transformer_route_figure(study: TransformerStudy) -> BookFigure:
-    """pass@256 of the returned model minus the base model's, per task and arm: one dot per seed, a bar at the median."""
-    figure = new_figure(COLUMN_WIDTH, 3.4)
-    panels = figure.subplots(1, 2, sharey=True)
-    width = 0.8 / len(ROUTE_ARMS)
-    for axes, (prompts, title) in zip(panels, PROMPTS):
-        metric = f"pass@256, {title}"
-        for i, arm in enumerate(ROUTE_ARMS):
-            style = arm_style(arm)
-            for t, (task, _) in enumerate(TASK_LABELS):
-                values = side_values(study, Side(arm, task), metric)
-                if values is None:
-                    continue
-                loss = values - side_values(study, Side(BASE, task), metric)
-                x = t + (i - (len(ROUTE_ARMS) - 1) / 2) * width
-                axes.plot(np.full(len(loss), x), loss, style["marker"], color=style["color"], mfc="none", ms=5,
-                          label=arm if t == 0 else None)
-                axes.plot([x - width / 3, x + width / 3], [np.median(loss)] * 2, color=style["color"], lw=2.5)
-        axes.axhline(0, color="k", lw=1)
-        axes.set_xticks(range(len(TASK_LABELS)), [label for _, label in TASK_LABELS])
-        axes.set_title(title, loc="left")
-        axes.grid(alpha=0.3, axis="y")
-    panels[0].set_ylabel("pass@256 minus the base model's")
+def transformer_route_figure(record: dict) -> BookFigure:
+    """The route record's paired differences in pass@256, seed by seed, under every rounding it holds.
+
+    One row per comparison of :data:`~covpo.labs.transformer.route.ROUTE_COMPARISONS` and rounding
+    (the record's profiles, one colour each): a marker per seed and a bar at the median; one panel
+    per metric of :data:`~covpo.labs.transformer.route.ROUTE_METRICS`.
+    """
+    profiles = route_profiles(record)
+    comparisons = ROUTE_COMPARISONS
+    spacing = 0.8 / len(profiles)
+    figure = new_figure(COLUMN_WIDTH, 1.0 + 0.62 * len(comparisons))
+    panels = figure.subplots(1, len(ROUTE_METRICS), sharey=True)
+    for axes, metric in zip(panels, ROUTE_METRICS):
+        for p, (profile, run) in enumerate(zip(profiles, record["runs"])):
+            style = series_style(p)
+            for row, comparison in enumerate(comparisons):
+                differences = np.asarray(run["differences"][comparison.label][metric])
+                y = row + (p - (len(profiles) - 1) / 2) * spacing
+                axes.plot(differences, np.full(len(differences), y), style["marker"], color=style["color"],
+                          mfc="none", ms=3.5, alpha=0.8, label=profile if row == 0 else None)
+                axes.plot([np.median(differences)] * 2, [y - spacing / 2, y + spacing / 2], color=style["color"], lw=2.5)
+        axes.axvline(0, color="k", lw=1)
+        axes.set_title(metric.removeprefix("pass@256, "), loc="left")
+        axes.set_xlabel("paired difference in pass@256")
+        axes.grid(alpha=0.3, axis="x")
+    panels[0].set_yticks(range(len(comparisons)), [_route_label(c) for c in comparisons], fontsize=8)
+    panels[0].set_ylim(len(comparisons) - 0.5, -0.5)
     handles, labels = panels[0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside lower center", ncols=3, frameon=False)
+    figure.legend(handles, labels, loc="outside lower center", ncols=len(profiles), frameon=False,
+                  title="rounding (CPU profile, cores)")
     return figure
 
 

@@ -1,7 +1,7 @@
 """Chapter 7's study in one call: pre-train base models, post-train them with every arm, measure coverage and pass@k.
 
-:func:`transformer_study` pre-trains one base model per (base seed, task family) on the
-mixture of :mod:`covpo.labs.transformer.task`, runs every cell of the study (a task, an arm of
+:func:`transformer_study` pre-trains one base model per (base seed, task family its cells use)
+on the mixture of :mod:`covpo.labs.transformer.task`, runs every cell of the study (a task, an arm of
 :mod:`covpo.labs.transformer.methods`, a group size and a reward) on every seed, and then draws
 ``n_samples`` answers per hard prompt from the models the pass@k figure shows, with the
 key-value-cache sampler, to estimate pass@k next to its exact value.
@@ -76,19 +76,18 @@ class Cell:
 
 
 ROUTE_ARMS = (WEAK_ARM, "APMD", "APMD, exact target")
-"""The arms every task runs at book size."""
+"""The arms the full study's route comparisons run on every task."""
 GROUP_SIZES = (8, 32, 128)
 """Group sizes of the fixed-budget comparison."""
 
 
 def book_cells() -> tuple[Cell, ...]:
-    """The book's cells: its arms on the mixed task; the route arms on the other tasks; the weak arm at larger groups.
+    """The book's cells: its arms (:data:`~covpo.labs.transformer.methods.BOOK_ARM_NAMES`) on the mixed task, groups of 8.
 
-    The arms are :data:`~covpo.labs.transformer.methods.BOOK_ARM_NAMES`.
+    The route and group-size comparisons need more seeds than the book runs; chapter 7 reads
+    them from a record of the full study's seeds (:mod:`covpo.labs.transformer.route`).
     """
-    return (tuple(Cell("mixed", arm) for arm in BOOK_ARM_NAMES)
-            + tuple(Cell(task, arm) for task in TASKS[1:] for arm in ROUTE_ARMS)
-            + tuple(Cell("mixed", WEAK_ARM, group) for group in GROUP_SIZES[1:]))
+    return tuple(Cell("mixed", arm) for arm in BOOK_ARM_NAMES)
 
 
 def full_cells() -> tuple[Cell, ...]:
@@ -98,7 +97,7 @@ def full_cells() -> tuple[Cell, ...]:
                     for group in GROUP_SIZES[1:]))
 
 
-#: Sizes of the study, the book's (about a minute on two CPU cores) and the full one (scripts/).
+#: Sizes of the study, the book's (about half a minute on two idle CPU cores) and the full one (scripts/).
 SIZES = {
     "book": {"base_models": 3, "seeds_per_base": 2, "n_steps": 24, "n_prompts": 16, "slot_size": 8, "inner_steps": 4,
              "held_out": 64, "pretrain_steps": 600, "pretrain_batch": 32, "n_samples": 256, "chunk": 6},
@@ -225,16 +224,21 @@ class TransformerStudy:
         return np.stack([np.median(coverage[r][:, hard_mask[r] == hard], axis=1) for r in runs]) / np.log(10)
 
 
-def _base_models(config: ModelConfig, task: ReversalTask, sizes: dict, seed: int) -> tuple[Params, list, np.ndarray]:
-    """Pre-train every base model (``task`` and its decoupled version, for every base seed) in one call."""
-    families = (task, replace(task, decoupled=True))
+def _base_models(config: ModelConfig, task: ReversalTask, sizes: dict, seed: int,
+                 decoupled: bool) -> tuple[Params, list, np.ndarray]:
+    """Pre-train every base model (``task``, and its decoupled version if ``decoupled``, for every base seed) in one call.
+
+    The decoupled models follow the mixed ones, each from the same initial weights, split and key
+    as the mixed model of its base seed; the mixed models are the same either way.
+    """
+    families = (task, replace(task, decoupled=True)) if decoupled else (task,)
     splits = [split_prompts(task, sizes["held_out"], np.random.default_rng((seed, b)))
               for b in range(sizes["base_models"])]
     inits = [init_params(config, jax.random.fold_in(jax.random.PRNGKey(seed), b)) for b in range(sizes["base_models"])]
     data = [pretraining_data(family, split[0]) for family in families for split in splits]
     keys = jnp.stack([jax.random.fold_in(jax.random.PRNGKey(seed + 1), b) for _ in families
                       for b in range(sizes["base_models"])])
-    models, losses = pretrain_models(_stack(*inits, *inits), config, _stack(*data), keys,
+    models, losses = pretrain_models(_stack(*(inits * len(families))), config, _stack(*data), keys,
                                      n_steps=sizes["pretrain_steps"], batch=sizes["pretrain_batch"],
                                      learning_rate=PRETRAIN_LEARNING_RATE)
     return models, splits, losses
@@ -360,7 +364,7 @@ def plan_study(size: str = "book", *, seed: int = 0, cells: tuple[Cell, ...] | N
             raise ValueError(f"group_size must divide {setup.n_slots * setup.slot_size} in multiples of "
                              f"{setup.slot_size}, got {cell.group_size}")
     families = {"mixed": task, "hard-only": task, "decoupled": replace(task, decoupled=True)}
-    models, splits, losses = _base_models(config, task, sizes, seed)
+    models, splits, losses = _base_models(config, task, sizes, seed, any(cell.task == "decoupled" for cell in cells))
     n_seeds = sizes["base_models"] * sizes["seeds_per_base"]
     prompts = [_training_prompts(task, splits[s // sizes["seeds_per_base"]][0], np.random.default_rng((seed, s)),
                                  sizes["n_prompts"]) for s in range(n_seeds)]
