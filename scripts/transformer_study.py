@@ -1,6 +1,6 @@
 """Run chapter 7's transformer study at full size: the learning-rate protocol, every cell, tables, figures, costs.
 
-    python scripts/transformer_study.py                 # the full study (22 times the chapter's runs)
+    python scripts/transformer_study.py                 # the full study (about 22 times the chapter's runs)
     python scripts/transformer_study.py --size book     # what the chapter runs
     python scripts/transformer_study.py --out results/ --skip-sweep
 
@@ -11,8 +11,8 @@ both rewards, and three arms at larger groups, on 18 seeds over 3 base models, a
 book fixes. The same command runs on a GPU unchanged when JAX sees one (install the CUDA build of
 jaxlib); it prints which device JAX uses. It writes ``transformer.txt`` (the tables, the timings
 and a cost table over widths and lengths) and the chapter's figures as PNG into ``--out``
-(default ``_build/full``; the route figure from this run's seeds, where it ran the route's cells). Measured once each: 4 minutes on one NVIDIA H200, 12 minutes on an idle
-2-core CPU.
+(default ``_build/full``; the route figure from this run's seeds, where it ran the route's
+cells). Measured once each: 4 minutes on one NVIDIA H200, 12 minutes on an idle 2-core CPU.
 """
 
 from __future__ import annotations
