@@ -21,7 +21,7 @@ import numpy as np
 
 from covpo.labs.transformer import ARM_NAMES, TransformerStudy
 from covpo.labs.transformer.methods import STRONG_ARM, WEAK_ARM
-from covpo.labs.transformer.analysis import BASE, Comparison
+from covpo.labs.transformer.analysis import BASE
 from covpo.labs.transformer.route import ROUTE_COMPARISONS, ROUTE_METRICS, route_profiles
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, series_style
@@ -109,14 +109,6 @@ def transformer_training_figure(study: TransformerStudy) -> BookFigure:
     return figure
 
 
-def _route_label(comparison: Comparison) -> str:
-    """A short name of a route comparison: the arm, then what it compares."""
-    first, second = comparison.first, comparison.second
-    if comparison.minus is None:
-        return f"{first.arm}\nG = {first.group_size} minus G = {second.group_size}"
-    return f"{first.arm}\nloss on {first.task} minus on mixed"
-
-
 def transformer_route_figure(record: dict) -> BookFigure:
     """The route record's paired differences in pass@256, seed by seed, under every rounding it holds.
 
@@ -125,14 +117,13 @@ def transformer_route_figure(record: dict) -> BookFigure:
     per metric of :data:`~covpo.labs.transformer.route.ROUTE_METRICS`.
     """
     profiles = route_profiles(record)
-    comparisons = ROUTE_COMPARISONS
     spacing = 0.8 / len(profiles)
-    figure = new_figure(COLUMN_WIDTH, 1.0 + 0.62 * len(comparisons))
+    figure = new_figure(COLUMN_WIDTH, 1.0 + 0.62 * len(ROUTE_COMPARISONS))
     panels = figure.subplots(1, len(ROUTE_METRICS), sharey=True)
     for axes, metric in zip(panels, ROUTE_METRICS):
         for p, (profile, run) in enumerate(zip(profiles, record["runs"])):
             style = series_style(p)
-            for row, comparison in enumerate(comparisons):
+            for row, comparison in enumerate(ROUTE_COMPARISONS):
                 differences = np.asarray(run["differences"][comparison.label][metric])
                 y = row + (p - (len(profiles) - 1) / 2) * spacing
                 axes.plot(differences, np.full(len(differences), y), style["marker"], color=style["color"],
@@ -142,8 +133,9 @@ def transformer_route_figure(record: dict) -> BookFigure:
         axes.set_title(metric.removeprefix("pass@256, "), loc="left")
         axes.set_xlabel("paired difference in pass@256")
         axes.grid(alpha=0.3, axis="x")
-    panels[0].set_yticks(range(len(comparisons)), [_route_label(c) for c in comparisons], fontsize=8)
-    panels[0].set_ylim(len(comparisons) - 0.5, -0.5)
+    names = [comparison.label.replace(": ", "\n", 1) for comparison in ROUTE_COMPARISONS]
+    panels[0].set_yticks(range(len(ROUTE_COMPARISONS)), names, fontsize=8)
+    panels[0].set_ylim(len(ROUTE_COMPARISONS) - 0.5, -0.5)
     handles, labels = panels[0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside lower center", ncols=len(profiles), frameon=False,
                   title="rounding (CPU profile, cores)")
