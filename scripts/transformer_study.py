@@ -58,7 +58,9 @@ def main() -> None:
     if not arguments.skip_sweep:
         lines += [str(sweep_table(arguments.size, arguments.seed)), ""]
         print("\n".join(lines))
+    study_start = time.perf_counter()
     study = transformer_study(arguments.size, seed=arguments.seed)
+    study_seconds = time.perf_counter() - study_start
     rewards = sorted({cell.reward for cell in study.cells}, key=("partial", "binary").index)
     for reward in rewards:
         lines += [str(summary_table(study, reward)), "", str(paired_table(study, metrics=METRICS[:4], reward=reward)),
@@ -74,7 +76,7 @@ def main() -> None:
     figures = [("transformer_passk.png", transformer_passk_figure(study)),
                ("transformer_training.png", transformer_training_figure(study))]
     if set(route_cells()) <= set(study.cells):
-        record = {"runs": [route_run(study, "this run", time.perf_counter() - start)]}
+        record = {"runs": [route_run(study, "this run", study_seconds)]}
         figures.append(("transformer_route.png", transformer_route_figure(record)))
     for name, figure in figures:
         (arguments.out / name).write_bytes(figure_png(figure))
