@@ -288,11 +288,11 @@ class StudyPlan:
         return self.splits[seed // self.sizes["seeds_per_base"]][1]
 
     def inputs(self, cell_index: int, seed: int) -> tuple[RunInputs, Method]:
-        """The run of cell ``cells[cell_index]`` on seed ``seed``, and its method."""
+        """The run of cell ``cells[cell_index]`` on seed ``seed`` (host arrays, as :func:`_stack` stacks them), and its method."""
         cell = self.cells[cell_index]
         task = self.families[cell.task]
-        train = jnp.asarray(self.training_prompts[seed][cell.task])
-        held = jnp.asarray(self.held_out(seed))
+        train = self.training_prompts[seed][cell.task]
+        held = self.held_out(seed)
         groups = np.arange(self.setup.n_slots) // (cell.group_size // self.setup.slot_size)
         method = self.methods[cell.arm]
         if cell.learning_rate is not None:
@@ -301,8 +301,8 @@ class StudyPlan:
             base=jax.tree_util.tree_map(lambda leaf: leaf[self.base_index(seed, cell.task)], self.models),
             prompts=train, correct=correct_answer(task, train), near=near_miss(task, train), held_out=held,
             held_correct=correct_answer(task, held), held_near=near_miss(task, held),
-            near_reward=jnp.float32(1.0 - task.gap if cell.reward == "partial" else 0.0),
-            slot_groups=jnp.asarray(groups, jnp.int32), key=self.keys[seed])
+            near_reward=np.float32(1.0 - task.gap if cell.reward == "partial" else 0.0),
+            slot_groups=groups.astype(np.int32), key=self.keys[seed])
         return run, method
 
 
