@@ -288,7 +288,7 @@ class StudyPlan:
         return self.splits[seed // self.sizes["seeds_per_base"]][1]
 
     def inputs(self, cell_index: int, seed: int) -> tuple[RunInputs, Method]:
-        """The run of cell ``cells[cell_index]`` on seed ``seed`` (host arrays, as :func:`_stack` stacks them), and its method."""
+        """The run of cell ``cells[cell_index]`` on seed ``seed`` (host arrays: the study stacks its runs on the host), and its method."""
         cell = self.cells[cell_index]
         task = self.families[cell.task]
         train = self.training_prompts[seed][cell.task]
