@@ -21,11 +21,11 @@ import platform
 
 from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
 
+from covpo.records import PROFILE_VARIABLES
+
 
 XLA_CAP = "--xla_cpu_max_isa=SSE4_2"
 """The XLA flag of the second profile on x86-64: no vector instructions above SSE4.2."""
-PROFILE_VARIABLES = ("NUMBA_CPU_NAME", "NPY_DISABLE_CPU_FEATURES", "XLA_FLAGS")
-"""Every environment variable :func:`second_profile` may set (which ones it sets depends on the CPU)."""
 
 
 def profile_environment() -> dict[str, str]:
