@@ -29,7 +29,8 @@ def test_chapters_are_myst_notebooks_without_paired_ipynb():
             assert notebook.metadata.get("kernelspec", {}).get("name") == "python3", f"{path.name} needs a python3 kernelspec"
             hidden = [c for c in notebook.cells if {"remove-cell", "hide-cell"} & set(c.metadata.get("tags", []))]
             assert hidden, f"{path.name} runs code but has no hidden assertion cells"
-            assert all("assert" in c.source for c in hidden), f"{path.name} has a hidden cell without assertions"
+            checks = ("assert", "check_stated_settings(")
+            assert all(any(check in c.source for check in checks) for c in hidden), f"{path.name} has a hidden cell without assertions"
             for cell in hidden:
                 if "hide-cell" in cell.metadata.get("tags", []):
                     label = cell.metadata.get("mystnb", {}).get("code_prompt_show", "")

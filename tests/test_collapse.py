@@ -459,3 +459,61 @@ def test_bad_input_raises_naming_the_argument_it_came_from(index):
     call, name = _bad_collapse_calls()[index]
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# --- per-step increments over every step -----------------------------------------------------
+
+
+def _dense_increments(run, beta, inner_steps=0):
+    """Reward and objective changes recomputed from a run recorded at every step."""
+    from covpo.collapse_instance import _state_summary
+
+    masses = np.exp(class_log_probs(run.instance, run.logits))
+    reward = _state_summary(run.instance, run.logits)["reward"]
+    member_log = class_log_probs(run.instance, run.logits) - run.instance.log_multiplicities
+    steps = run.trajectory.gradient_steps
+    objective_rises = []
+    reference = member_log[0]
+    for s in range(1, steps.size):
+        if inner_steps and (s - 1) % inner_steps == 0:
+            reference = member_log[s - 1]
+        kl = lambda k: float(np.sum(masses[k] * (member_log[k] - reference)))
+        objective_rises.append((reward[s] - beta * kl(s)) - (reward[s - 1] - beta * kl(s - 1)))
+    return np.diff(reward), np.array(objective_rises), member_log[:, 0] + run.instance.log_multiplicities[0]
+
+
+@pytest.mark.parametrize("beta", [None, 0.05])
+def test_increments_are_those_of_every_step(beta, monkeypatch):
+    instance = collapse_instance(0.12)
+    n_steps = 3000
+    monkeypatch.setattr(collapse.engine, "CHUNK_STEPS", 7)
+    run = exact_collapse_run(instance, eta=4.0, beta=beta, n_iterations=n_steps, record_steps=np.arange(n_steps + 1))
+    rises, objective_rises, log_coverage = _dense_increments(run, 0.0 if beta is None else beta)
+    increments = run.increments
+    lowest = int(np.argmin(log_coverage))
+    np.testing.assert_allclose(increments.min_reward_increment, rises.min(), rtol=1e-6, atol=1e-18)
+    assert increments.min_reward_increment_step == int(np.argmin(rises)) + 1
+    assert increments.reward_falls == int(np.sum(rises < 0))
+    np.testing.assert_allclose(increments.min_reward_increment_to_lowest, rises[:lowest].min(), rtol=1e-6, atol=1e-18)
+    np.testing.assert_allclose(increments.min_objective_increment, objective_rises.min(), rtol=1e-6, atol=1e-15)
+    directions = np.sign(np.diff(log_coverage[: lowest + 1]))
+    directions = directions[directions != 0]
+    assert increments.coverage_turns_to_lowest == int(np.sum(directions[1:] != directions[:-1]))
+
+
+def test_apmd_objective_increments_skip_the_resets():
+    instance = collapse_instance(0.03)
+    run = collapse.exact_apmd_run(
+        instance, beta=0.5, inner_steps=8, eta=4.0, gradient_steps=400, record_steps=np.arange(401)
+    )
+    _, objective_rises, _ = _dense_increments(run, 0.5, inner_steps=8)
+    np.testing.assert_allclose(run.increments.min_objective_increment, objective_rises.min(), rtol=1e-6)
+    assert run.increments.objective_falls == int(np.sum(objective_rises < 0)) == 0
+
+
+def test_many_runs_carry_the_increments_of_single_runs():
+    instances = [collapse_instance(gap) for gap in (0.15, 0.12)]
+    many = exact_reinforce_many(instances, eta=4.0, n_iterations=4000)
+    for k, instance in enumerate(instances):
+        single = exact_collapse_run(instance, eta=4.0, n_iterations=4000).increments
+        assert many.increments.run(k) == single

@@ -5,7 +5,10 @@ tabular case), plus the KL term when the ascent is regularized, so three logits 
 whole state exactly. The hot loop is compiled with numba, advances many runs in parallel and
 works in log space, so coverage far below ``1e-300`` keeps an exact logarithm. Every run
 keeps the lowest coverage it ever visits and stops at the first eps-optimal step, so the
-recorded minimum and steps to eps are exact however sparse the records.
+recorded minimum and steps to eps are exact however sparse the records. The same loop keeps
+the smallest per-step change of the reward and of the objective it ascends over *every* step
+(:class:`StepIncrements`), so a claim that the reward rises at every step is checked at every
+step, not only at the recorded ones.
 
 The KL term pulls toward a reference given by its class log masses. REINFORCE keeps the
 base model as the reference; the same loop resets it to the current policy every
@@ -64,6 +67,8 @@ def _advance_exact_runs(
     betas,
     inner_steps,
     eps,
+    low_increments,
+    increment_counts,
 ):
     """Advance every run from ``steps`` to ``stop_steps`` (or to eps-optimality), in place.
 
@@ -72,6 +77,16 @@ def _advance_exact_runs(
     multiple of ``inner_steps`` (``0``: never) reset the reference ``reference_log_probs`` (class
     log masses, the base model's at step 0) to the current policy; then take the step
     ``theta_c += eta * pi_member_c * (r_c - V - beta (log(pi/pi_ref)_c - KL))``.
+
+    Between consecutive visited states it also updates, in place, the per-step changes of
+    :class:`StepIncrements`: ``low_increments[run]`` holds the smallest reward change over all
+    steps, over the steps up to the lowest coverage so far, over the steps since then (pending),
+    and the smallest change of ``J_beta(pi; pi_ref)`` over steps that keep one reference;
+    ``increment_counts[run]`` the steps whose reward fell (all, up to the lowest coverage,
+    pending), the steps whose objective fell, the step of the smallest reward change, the
+    sign of the last change of the log coverage, and the turns of that sign (up to the lowest
+    coverage, pending). The first state of a call is either the base model or the last state of
+    the previous call, so it contributes no change.
     """
     n_records = record_steps.shape[0]
     for run in prange(logits.shape[0]):
@@ -93,6 +108,15 @@ def _advance_exact_runs(
         lowest_step = lowest_steps[run]
         low0, low1, low2 = lowest_logits[run, 0], lowest_logits[run, 1], lowest_logits[run, 2]
         next_record = np.searchsorted(record_steps, step)
+        min_rise, min_rise_to_lowest, pending_rise, min_objective_rise = (
+            low_increments[run, 0], low_increments[run, 1], low_increments[run, 2], low_increments[run, 3]
+        )
+        falls, falls_to_lowest, pending_falls = increment_counts[run, 0], increment_counts[run, 1], increment_counts[run, 2]
+        objective_falls, min_rise_step = increment_counts[run, 3], increment_counts[run, 4]
+        direction, turns_to_lowest, pending_turns = increment_counts[run, 5], increment_counts[run, 6], increment_counts[run, 7]
+        have_previous = False
+        previous_value, previous_objective, previous_log_coverage = 0.0, 0.0, 0.0
+        d0, d1, d2, kl = 0.0, 0.0, 0.0, 0.0
         while True:
             w0, w1, w2 = theta0 + lm0, theta1 + lm1, theta2 + lm2
             top = max(w0, max(w1, w2))
@@ -101,6 +125,34 @@ def _advance_exact_runs(
             log_total = top + np.log(total)
             p0, p1, p2 = e0 / total, e1 / total, e2 / total
             log_coverage = w0 - log_total
+            value = p0 * r0 + p1 * r1 + p2 * r2
+            objective = value
+            if beta > 0.0:
+                d0 = log_coverage - b0
+                d1 = w1 - log_total - b1
+                d2 = w2 - log_total - b2
+                kl = p0 * d0 + p1 * d1 + p2 * d2
+                objective = value - beta * kl
+            if have_previous:
+                rise = value - previous_value
+                if rise < min_rise:
+                    min_rise, min_rise_step = rise, step
+                pending_rise = min(pending_rise, rise)
+                if rise < 0.0:
+                    falls += 1
+                    pending_falls += 1
+                objective_rise = objective - previous_objective
+                min_objective_rise = min(min_objective_rise, objective_rise)
+                if objective_rise < 0.0:
+                    objective_falls += 1
+                coverage_change = log_coverage - previous_log_coverage
+                sign = 1 if coverage_change > 0.0 else (-1 if coverage_change < 0.0 else 0)
+                if sign != 0:
+                    if direction != 0 and sign != direction:
+                        pending_turns += 1
+                    direction = sign
+            have_previous = True
+            previous_value, previous_objective, previous_log_coverage = value, objective, log_coverage
             if next_record < n_records and record_steps[next_record] == step:
                 record_logits[run, next_record, 0] = theta0
                 record_logits[run, next_record, 1] = theta1
@@ -109,6 +161,10 @@ def _advance_exact_runs(
             if log_coverage < lowest:
                 lowest, lowest_step = log_coverage, step
                 low0, low1, low2 = theta0, theta1, theta2
+                min_rise_to_lowest = min(min_rise_to_lowest, pending_rise)
+                falls_to_lowest += pending_falls
+                turns_to_lowest += pending_turns
+                pending_rise, pending_falls, pending_turns = np.inf, 0, 0
             if p1 * (r0 - r1) + p2 * (r0 - r2) <= tolerance:
                 reached[run] = True
                 break
@@ -117,15 +173,12 @@ def _advance_exact_runs(
             if period > 0:
                 if until_reset == 0:
                     b0, b1, b2 = log_coverage, w1 - log_total, w2 - log_total
+                    d0, d1, d2, kl = 0.0, 0.0, 0.0, 0.0
+                    previous_objective = value
                     until_reset = period
                 until_reset -= 1
-            value = p0 * r0 + p1 * r1 + p2 * r2
             g0, g1, g2 = p0 * (r0 - value), p1 * (r1 - value), p2 * (r2 - value)
             if beta > 0.0:
-                d0 = log_coverage - b0
-                d1 = w1 - log_total - b1
-                d2 = w2 - log_total - b2
-                kl = p0 * d0 + p1 * d1 + p2 * d2
                 g0 -= beta * p0 * (d0 - kl)
                 g1 -= beta * p1 * (d1 - kl)
                 g2 -= beta * p2 * (d2 - kl)
@@ -139,6 +192,79 @@ def _advance_exact_runs(
         lowest_steps[run] = lowest_step
         lowest_logits[run, 0], lowest_logits[run, 1], lowest_logits[run, 2] = low0, low1, low2
         reference_log_probs[run, 0], reference_log_probs[run, 1], reference_log_probs[run, 2] = b0, b1, b2
+        low_increments[run, 0], low_increments[run, 1] = min_rise, min_rise_to_lowest
+        low_increments[run, 2], low_increments[run, 3] = pending_rise, min_objective_rise
+        increment_counts[run, 0], increment_counts[run, 1], increment_counts[run, 2] = falls, falls_to_lowest, pending_falls
+        increment_counts[run, 3], increment_counts[run, 4] = objective_falls, min_rise_step
+        increment_counts[run, 5], increment_counts[run, 6], increment_counts[run, 7] = direction, turns_to_lowest, pending_turns
+
+
+@dataclass(frozen=True)
+class StepIncrements:
+    """Per-step changes over *every* step of exact runs, kept by the compiled loop (paper section 2.1).
+
+    A claim that the reward rises "at every step" is about all the steps of a run, of which
+    the records keep a few hundred; these are exact over all of them. Each field is an array
+    with one entry per run (a scalar for a single run). Where a run took no step in the span a
+    field covers (a run that starts eps-optimal, or whose coverage is lowest at the base model),
+    its smallest change is reported as ``0.0`` and its count as ``0``: no rise is claimed there.
+
+    Attributes
+    ----------
+    min_reward_increment
+        Smallest change ``J(pi_{s+1}) - J(pi_s)`` over every step the run took.
+    min_reward_increment_step
+        The step ``s + 1`` at which it occurred.
+    reward_falls
+        How many steps lowered the reward.
+    min_reward_increment_to_lowest, reward_falls_to_lowest
+        The same over the steps up to the step of lowest coverage (the collapse phase).
+    min_objective_increment, objective_falls
+        The same for the objective the run ascends, ``J_beta(pi; pi_ref)`` with the reference in
+        force during the step (``J`` itself without a penalty); a step across a reference reset
+        changes the objective and is left out.
+    coverage_turns_to_lowest
+        How often the log coverage changed direction (rise to fall or back) over the steps up to
+        the lowest coverage: ``1`` means it rose, then fell at every step down to its lowest.
+    """
+
+    min_reward_increment: np.ndarray | float
+    min_reward_increment_step: np.ndarray | int
+    reward_falls: np.ndarray | int
+    min_reward_increment_to_lowest: np.ndarray | float
+    reward_falls_to_lowest: np.ndarray | int
+    min_objective_increment: np.ndarray | float
+    objective_falls: np.ndarray | int
+    coverage_turns_to_lowest: np.ndarray | int
+
+    def run(self, index: int) -> StepIncrements:
+        """The increments of one run of the batch, as scalars."""
+        index = int(index)
+        return StepIncrements(
+            float(self.min_reward_increment[index]),
+            int(self.min_reward_increment_step[index]),
+            int(self.reward_falls[index]),
+            float(self.min_reward_increment_to_lowest[index]),
+            int(self.reward_falls_to_lowest[index]),
+            float(self.min_objective_increment[index]),
+            int(self.objective_falls[index]),
+            int(self.coverage_turns_to_lowest[index]),
+        )
+
+
+def _increments(low_increments: np.ndarray, increment_counts: np.ndarray) -> StepIncrements:
+    """The engine's running arrays as :class:`StepIncrements` (internal); an empty span's ``inf`` becomes ``0.0``."""
+    lows = np.where(np.isinf(low_increments), 0.0, low_increments)
+    return StepIncrements(
+        min_reward_increment=lows[:, 0],
+        min_reward_increment_step=increment_counts[:, 4].copy(),
+        reward_falls=increment_counts[:, 0].copy(),
+        min_reward_increment_to_lowest=lows[:, 1],
+        reward_falls_to_lowest=increment_counts[:, 1].copy(),
+        min_objective_increment=lows[:, 3],
+        objective_falls=increment_counts[:, 3].copy(),
+        coverage_turns_to_lowest=increment_counts[:, 6].copy(),
+    )
 
 
 @dataclass(frozen=True)
@@ -153,6 +279,7 @@ class _ExactRuns:
     lowest_logits: np.ndarray
     record_steps: np.ndarray
     record_logits: np.ndarray
+    increments: StepIncrements
 
 
 def _progress_bar(total: int, progress: bool | None, description: str) -> tqdm:
@@ -202,6 +329,8 @@ def _run_exact(
     lowest_logits = logits.copy()
     record_steps = np.ascontiguousarray(record_steps, dtype=np.int64)
     record_logits = np.full((n_runs, record_steps.size, 3), np.nan)
+    low_increments = np.full((n_runs, 4), np.inf)
+    increment_counts = np.zeros((n_runs, 8), dtype=np.int64)
     description = "exact APMD" if np.any(periods > 0) else "exact REINFORCE"
     with _progress_bar(n_runs * max_steps, progress, description) as bar:
         while True:
@@ -219,13 +348,23 @@ def _run_exact(
                 record_logits,
                 reference_log_probs,
                 **parameters,
+                low_increments=low_increments,
+                increment_counts=increment_counts,
             )
             skipped = np.where(reached & ~reached_before, max_steps - steps, 0)
             bar.update(int((steps - before).sum() + skipped.sum()))
             if not np.any(~reached & (steps < max_steps)):
                 break
     return _ExactRuns(
-        logits, steps, reached, lowest_log_coverage, lowest_steps, lowest_logits, record_steps, record_logits
+        logits,
+        steps,
+        reached,
+        lowest_log_coverage,
+        lowest_steps,
+        lowest_logits,
+        record_steps,
+        record_logits,
+        _increments(low_increments, increment_counts),
     )
 
 
@@ -270,6 +409,9 @@ class CollapseRun:
         The eps the run was to stop at, or ``None`` when it was to run its whole budget.
     reached_eps
         Whether the run reached ``J* - J <= eps``.
+    increments
+        The per-step changes of reward and objective over every step of the run
+        (:class:`StepIncrements`, scalars).
     """
 
     instance: CollapseInstance
@@ -277,6 +419,7 @@ class CollapseRun:
     logits: np.ndarray
     eps: float | None
     reached_eps: bool
+    increments: StepIncrements | None = None
 
     @property
     def steps_to_eps(self) -> int | None:
@@ -331,7 +474,7 @@ def _assemble_run(
         reference_resets=-(-steps // inner_steps) if inner_steps > 0 else None,
         settings=settings,
     )
-    return CollapseRun(instance, trajectory, logits, eps, bool(runs.reached[index]))
+    return CollapseRun(instance, trajectory, logits, eps, bool(runs.reached[index]), runs.increments.run(index))
 
 
 def _settings(instance: CollapseInstance, eta: float, beta: float | None, eps: float | None, **budget: int) -> dict:
@@ -440,6 +583,8 @@ class ExactRunsSummary:
         Reward and base-10 log coverage at the last step.
     final_logits
         Per-member logits at the last step, ``(n_runs, 3)``.
+    increments
+        The per-step changes over every step of each run (:class:`StepIncrements`, arrays).
     """
 
     reached_eps: np.ndarray
@@ -449,6 +594,7 @@ class ExactRunsSummary:
     final_reward: np.ndarray
     final_log10_coverage: np.ndarray
     final_logits: np.ndarray
+    increments: StepIncrements | None = None
 
 
 def exact_reinforce_many(
@@ -503,6 +649,7 @@ def _summarize(instances: Sequence[CollapseInstance], runs: _ExactRuns) -> Exact
         final_reward=np.array([float(summary["reward"]) for summary in final]),
         final_log10_coverage=np.array([float(summary["log_coverage"]) for summary in final]) * LOG10_E,
         final_logits=runs.final_logits.copy(),
+        increments=runs.increments,
     )
 
 

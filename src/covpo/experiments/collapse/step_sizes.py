@@ -107,6 +107,9 @@ class LearningRateGrid:
         The exponential fit in ``1 / gap`` at each learning rate.
     base_coverage, collapse_factor, smoothness, max_steps
         The settings: a run collapsed when its coverage fell below ``base_coverage / collapse_factor``.
+    reward_falls, min_reward_increment
+        Over every step of each run: how many steps lowered the reward, and the smallest change
+        of the reward in one step (:class:`~covpo.experiments.collapse.engine.StepIncrements`).
     """
 
     etas: np.ndarray
@@ -120,6 +123,8 @@ class LearningRateGrid:
     collapse_factor: float
     smoothness: float
     max_steps: int
+    reward_falls: np.ndarray | None = None
+    min_reward_increment: np.ndarray | None = None
 
     @property
     def step_limit(self) -> float:
@@ -230,6 +235,8 @@ def learning_rate_grid(
         collapse_factor=collapse_factor,
         smoothness=smoothness,
         max_steps=max_steps,
+        reward_falls=summary.increments.reward_falls.reshape(shape),
+        min_reward_increment=summary.increments.min_reward_increment.reshape(shape),
     )
 
 

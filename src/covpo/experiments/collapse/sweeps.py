@@ -32,7 +32,7 @@ from covpo.validation import (
     check_probability_grid,
 )
 
-from .engine import DEFAULT_ETA, DEFAULT_MAX_STEPS, _run_exact, exact_reinforce_many
+from .engine import DEFAULT_ETA, DEFAULT_MAX_STEPS, StepIncrements, _run_exact, exact_reinforce_many
 from covpo.collapse_instance import (
     CollapseInstance,
     DEFAULT_DISTRACTOR_PROB,
@@ -133,6 +133,9 @@ class StepsToEpsSweep:
         Exponential fit over the runs that reached eps, or ``None`` if fewer than two did.
     eta, max_steps, delta
         The learning rate, the budget and the failure probability used.
+    increments
+        The per-step changes of reward and objective over every step of each run
+        (:class:`~covpo.experiments.collapse.engine.StepIncrements`).
     """
 
     gaps: np.ndarray
@@ -147,6 +150,7 @@ class StepsToEpsSweep:
     eta: float
     max_steps: int
     delta: float
+    increments: StepIncrements | None = None
 
 
 def steps_to_eps_sweep(
@@ -226,6 +230,7 @@ def steps_to_eps_sweep(
         eta=eta,
         max_steps=max_steps,
         delta=delta,
+        increments=summary.increments,
     )
 
 
