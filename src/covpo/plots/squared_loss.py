@@ -4,7 +4,9 @@ Each figure draws one record of :mod:`covpo.experiments.squared_loss`: the basel
 the step error it causes (:func:`baseline_bias_figure`), the curvature of the population
 losses (:func:`curvature_figure`), the paper's Table 1 measured (:func:`table_1_figure`) and
 the batch-size study (:func:`batch_size_figure`), the MSE criterion on that study's runs
-(:func:`mse_criterion_figure`); then the widget.
+(:func:`mse_criterion_figure`), the Kimi-style failure rates over seeds against ``N``
+(:func:`failure_rate_figure`) and Rebel-OnPolicy's costs against ``eps`` (:func:`rebel_eps_figure`);
+then the widget.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from covpo.experiments.squared_loss import (
     loss_slice,
     population_baselines,
 )
+from covpo.experiments.squared_loss.eps_scaling import RebelEpsScaling
+from covpo.experiments.squared_loss.seeds import FailureRates
 from covpo.plots.widgets import Explorable, Slider, explorable
 from covpo.validation import check_count
 
@@ -198,6 +202,63 @@ def batch_size_figure(study: BatchSizeStudy, title: str) -> BookFigure:
     axes.set_title(title)
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=3, frameon=False)
     axes.grid(alpha=0.3)
+    return figure
+
+
+def failure_rate_figure(rates: FailureRates) -> BookFigure:
+    """The share of seeds whose run lost more than a factor of two, against ``N``, one panel per Kimi-style method.
+
+    One line per ``C_cov`` (at the first ``K`` of the grid), with the Wilson 95% interval of each
+    rate as a band; the batch axis is logarithmic.
+    """
+    figure = new_figure(7.0, 3.4)
+    panels = figure.subplots(1, len(rates.names), sharey=True, squeeze=False)[0]
+    for i, (axes, name) in enumerate(zip(panels, rates.names)):
+        for c, coverage in enumerate(rates.coverages):
+            cells = [rates.rate(c, i, j) for j in range(rates.batch_sizes.size)]
+            color = f"C{c}"
+            axes.plot(rates.batch_sizes, [r.fraction for r in cells], "o-", color=color,
+                      label=f"$C_{{\\mathrm{{cov}}}}$ = {coverage:g}")
+            axes.fill_between(rates.batch_sizes, [r.low for r in cells], [r.high for r in cells], color=color,
+                              alpha=0.12, lw=0)
+        axes.set_xscale("log", base=2)
+        axes.xaxis.set_major_locator(FixedLocator(rates.batch_sizes))
+        axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        axes.xaxis.set_minor_locator(NullLocator())
+        axes.set_xlabel("batch size N (prompts)")
+        axes.set_title(name)
+        axes.grid(alpha=0.3)
+    panels[0].set_ylabel(f"runs losing > 2× (of {len(rates.seeds)})")
+    panels[0].yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:.0%}"))
+    panels[-1].legend(loc="upper right", frameon=False)
+    return figure
+
+
+def rebel_eps_figure(scaling: RebelEpsScaling, bound_slope: float) -> BookFigure:
+    """Rebel-OnPolicy's responses to reach ``eps`` at ``beta(eps)``, one dot per seed, against ``1 / eps``.
+
+    The median per ``eps`` is joined; dashed: the bound's scaling ``1 / (eps log(1 / eps))`` through
+    the median at the largest ``eps``, with its fitted slope ``bound_slope`` in the legend.
+    """
+    figure = new_figure(7.0, 3.6)
+    axes = figure.subplots()
+    x = 1.0 / scaling.eps
+    for i, inverse in enumerate(x):
+        reached = scaling.reached[i]
+        axes.plot(np.full(reached.sum(), inverse), scaling.responses[i][reached], "o", color="C2", alpha=0.35,
+                  ms=5, label="one seed" if i == 0 else None)
+    median = np.nanmedian(scaling.responses, axis=1)
+    axes.plot(x, median, "s-", color="C2", ms=7, label="median over seeds")
+    shape = 1.0 / (scaling.eps * np.log(1.0 / scaling.eps))
+    axes.plot(x, median[0] * shape / shape[0], "k--", lw=1,
+              label=f"bound's scaling (slope {bound_slope:.2f})")
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("1/ε")
+    axes.set_ylabel("responses to reach ε")
+    axes.set_title("Rebel-OnPolicy at β(ε) = 1/log(1/ε)")
+    axes.legend(loc="upper left", frameon=False)
+    axes.grid(alpha=0.3, which="both")
     return figure
 
 
