@@ -179,3 +179,37 @@ def test_a_method_accepts_its_valid_edge_settings():
     Method("x", "grpo_fixed", {**PPO, "group_size": 2, "beta": 0.0, "clip_epsilon": 0.999}, (0.5,))
     Method("x", "reinforce", {"batch_size": 1, "n_iterations": 2, "baseline": "batch_mean"}, (0.5,))
     Method("x", "npg", {"beta": 1.0, "n_iterations": 2, "batch_size": None})
+
+
+def test_cost_sweeps_stacks_the_sweep_of_each_seed_and_reports_rates():
+    from covpo.experiments.sweeps import SeededCostSweep, cost_sweeps
+
+    instance = small_instance()
+    methods = (Method("PPO", "ppo_noclip", PPO, (0.5,)), Method("REINFORCE", "reinforce", {"n_iterations": 3, "batch_size": 4}, (0.5,)))
+    seeded = cost_sweeps([instance, instance], (5.0, 6.0), methods, eps=0.5, seeds=(0, 1, 2))
+    for seed, sweep in zip(seeded.seeds, seeded.sweeps):
+        alone = cost_sweep([instance, instance], (5.0, 6.0), methods, eps=0.5, seed=seed)
+        np.testing.assert_array_equal(sweep.responses_to_eps, alone.responses_to_eps)
+        np.testing.assert_array_equal(sweep.reached, alone.reached)
+    assert seeded.reached.shape == (3, 2, 2)
+    rate = seeded.reach_rate(["PPO", "REINFORCE"])
+    assert (rate.successes, rate.trials) == (int(seeded.reached.sum()), 12)
+    assert len(seeded.table().rows) == 12 and len(seeded.rate_table().rows) == 2
+    assert seeded.to_record()["seeds"] == [0, 1, 2]
+    summary = seeded.sweeps[0].best_runs[0][0]
+    target = float(np.max(summary.reward_record))
+    assert summary.responses_to_reward(target) in summary.responses_record
+    assert summary.responses_to_reward(target + 1.0) is None
+    with pytest.raises(ValueError, match="sweeps"):
+        SeededCostSweep((0,), seeded.sweeps)
+
+
+def test_a_median_fit_uses_only_coverages_most_seeds_reached():
+    from covpo.experiments.sweeps import SeededCostSweep
+
+    instance = small_instance()
+    method = Method("PPO", "ppo_noclip", PPO, (0.5,))
+    sweeps = tuple(cost_sweep([instance, instance], (5.0, 10.0), [method], eps=1e-9, seed=s) for s in (0, 1))
+    seeded = SeededCostSweep((0, 1), sweeps)
+    assert not seeded.reached.any() and seeded.median_fit("PPO") is None
+    assert np.isnan(seeded.exponents("PPO")).all()

@@ -9,6 +9,9 @@
 - :func:`summarize_run` and :func:`cost_sweep`: responses and gradient steps to eps-optimality
   against the base model's coverage, each method at the best learning rate of its grid, with
   power-law fits (:func:`fit_coverage_power`);
+- :func:`cost_sweeps` and :class:`SeededCostSweep`: the same sweep over several seeds, with
+  the rate at which each method reaches eps (a Wilson interval, :mod:`covpo.rates`) and fits of
+  its cost over the seeds;
 - :func:`compare_at_budget` and :func:`compare_recipes`: several methods on one instance under
   one response budget, over several seeds;
 - :func:`methods_table`: the settings of a list of methods;
@@ -35,6 +38,7 @@ from covpo.experiments.parallel import run_tasks
 from covpo.fits import fit_line
 from covpo.instances import BanditInstance
 from covpo.policies import base_log_policy, expected_reward, log_coverage
+from covpo.rates import Rate, rate_of
 from covpo.table import Table
 from covpo.trajectory import Trajectory
 from covpo.validation import (
@@ -319,6 +323,9 @@ class CostSweep:
         one ``(n_coverages, n_etas)`` array per method.
     base_suboptimality
         ``J* - J(pi_0)`` of each instance.
+    best_runs
+        The :class:`RunSummary` of the kept run of each method and instance (``None`` where every
+        learning rate diverged), ``best_runs[method][instance]``; empty for a sweep built without them.
     """
 
     coverages: np.ndarray
@@ -333,6 +340,7 @@ class CostSweep:
     final_suboptimality: np.ndarray
     grid_responses: tuple[np.ndarray, ...]
     base_suboptimality: np.ndarray
+    best_runs: tuple[tuple[RunSummary | None, ...], ...] = ()
 
     def method_index(self, label: str) -> int:
         """Row of the method labelled ``label``."""
@@ -419,6 +427,9 @@ class RunSummary:
     """What a sweep keeps of one run (small, so parallel workers return it cheaply).
 
     ``responses_to_eps`` and ``steps_to_eps`` are ``None`` where the run never became eps-optimal.
+    ``responses_record`` and ``reward_record`` are the responses sampled and the expected reward
+    ``J`` at every record of the run (empty where the summary was made without them), from which
+    the responses to any other reward target follow (:meth:`responses_to_reward`).
     """
 
     responses_to_eps: int | None
@@ -428,6 +439,8 @@ class RunSummary:
     final_suboptimality: float
     min_log10_coverage: float
     coverage_loss: float
+    responses_record: tuple[int, ...] = ()
+    reward_record: tuple[float, ...] = ()
 
     @property
     def key(self) -> tuple:
@@ -435,6 +448,13 @@ class RunSummary:
         if self.responses_to_eps is not None:
             return (0, self.responses_to_eps, self.steps_to_eps)
         return (1, self.final_suboptimality, 0)
+
+    def responses_to_reward(self, target: float) -> int | None:
+        """Responses sampled at the first record whose expected reward is at least ``target``; ``None`` if none is."""
+        if not self.reward_record:
+            raise ValueError("responses_to_reward needs a summary made with its reward record (summarize_run)")
+        hits = np.flatnonzero(np.asarray(self.reward_record) >= float(target))
+        return int(self.responses_record[hits[0]]) if hits.size else None
 
 
 def summarize_run(
@@ -457,6 +477,86 @@ def summarize_run(
         final_suboptimality=float(trajectory.suboptimality[-1]),
         min_log10_coverage=trajectory.min_log10_coverage,
         coverage_loss=trajectory.coverage_loss(log_base),
+        responses_record=tuple(int(value) for value in trajectory.responses_sampled),
+        reward_record=tuple(float(value) for value in trajectory.reward),
+    )
+
+
+def _check_sweep_arguments(
+    instances: Sequence[BanditInstance], coverages: Sequence[float], methods: Sequence[Method], eps: float
+) -> tuple[tuple[BanditInstance, ...], np.ndarray, tuple[Method, ...], float]:
+    """The checked arguments shared by :func:`cost_sweep` and :func:`cost_sweeps`."""
+    coverages = check_positive_grid("coverages", coverages)
+    if np.any(coverages < 1.0):
+        raise ValueError(f"coverages must be >= 1 (C_cov = E_x 1/c_0(x)), got {coverages!r}")
+    eps = check_positive("eps", eps)
+    methods = check_methods("methods", methods)
+    instances = check_instances("instances", instances, BanditInstance)
+    if len(instances) != coverages.size:
+        raise ValueError(f"one coverage per instance: got {len(instances)} instances and {coverages.size} coverages")
+    return instances, coverages, methods, eps
+
+
+def _sweep_coordinates(methods: Sequence[Method], n_instances: int) -> list[tuple[int, int, int]]:
+    """``(method, instance, learning rate)`` of every run of one seed's sweep, in the order they are run."""
+    return [
+        (i, j, k) for j in range(n_instances) for i, method in enumerate(methods) for k in range(len(method.learning_rates))
+    ]
+
+
+def _assemble_sweep(
+    instances: Sequence[BanditInstance],
+    coverages: np.ndarray,
+    methods: tuple[Method, ...],
+    eps: float,
+    outcomes: Mapping[tuple[int, int, int], RunSummary | None],
+) -> CostSweep:
+    """One seed's :class:`CostSweep` from the summaries of its runs, keeping each method's best learning rate."""
+    shape = (len(methods), coverages.size)
+    eta = np.zeros(shape)
+    reached = np.zeros(shape, dtype=bool)
+    responses = np.zeros(shape, dtype=np.int64)
+    steps = np.zeros(shape, dtype=np.int64)
+    lowest = np.full(shape, np.nan)
+    loss = np.full(shape, np.nan)
+    final = np.full(shape, np.nan)
+    grids = [np.full((coverages.size, len(method.learning_rates)), np.inf) for method in methods]
+    kept: list[list[RunSummary | None]] = [[None] * coverages.size for _ in methods]
+    for i, method in enumerate(methods):
+        for j in range(coverages.size):
+            best, best_k = None, None
+            for k in range(len(method.learning_rates)):
+                outcome = outcomes[(i, j, k)]
+                if outcome is None:
+                    continue
+                if outcome.responses_to_eps is not None:
+                    grids[i][j, k] = outcome.responses_to_eps
+                if best is None or outcome.key < best.key:
+                    best, best_k = outcome, k
+            if best is None:
+                responses[i, j], steps[i, j] = method.response_budget, method.step_budget
+                continue
+            kept[i][j] = best
+            eta[i, j] = method.learning_rates[best_k] or 0.0
+            reached[i, j] = best.responses_to_eps is not None
+            responses[i, j] = best.responses_to_eps if reached[i, j] else best.total_responses
+            steps[i, j] = best.steps_to_eps if reached[i, j] else best.total_steps
+            lowest[i, j], loss[i, j], final[i, j] = best.min_log10_coverage, best.coverage_loss, best.final_suboptimality
+    base = [instance.optimal_value - expected_reward(instance, base_log_policy(instance)) for instance in instances]
+    return CostSweep(
+        coverages=coverages,
+        methods=methods,
+        eps=eps,
+        eta=eta,
+        reached=reached,
+        responses_to_eps=responses,
+        steps_to_eps=steps,
+        min_log10_coverage=lowest,
+        coverage_loss=loss,
+        final_suboptimality=final,
+        grid_responses=tuple(grids),
+        base_suboptimality=np.array(base),
+        best_runs=tuple(tuple(row) for row in kept),
     )
 
 
@@ -477,63 +577,211 @@ def cost_sweep(
     learning rate. The runs go through :func:`covpo.experiments.parallel.run_tasks`, so the results do not
     depend on the joblib backend.
     """
-    coverages = check_positive_grid("coverages", coverages)
-    if np.any(coverages < 1.0):
-        raise ValueError(f"coverages must be >= 1 (C_cov = E_x 1/c_0(x)), got {coverages!r}")
-    eps = check_positive("eps", eps)
-    methods = check_methods("methods", methods)
+    instances, coverages, methods, eps = _check_sweep_arguments(instances, coverages, methods, eps)
     seed = _check_seed("seed", seed)
-    instances = check_instances("instances", instances, BanditInstance)
-    if len(instances) != coverages.size:
-        raise ValueError(f"one coverage per instance: got {len(instances)} instances and {coverages.size} coverages")
-    coordinates = [
-        (i, j, k) for j in range(len(instances)) for i, method in enumerate(methods) for k in range(len(method.learning_rates))
-    ]
+    coordinates = _sweep_coordinates(methods, len(instances))
     tasks = [(methods[i], instances[j], methods[i].learning_rates[k], (seed, j), eps) for i, j, k in coordinates]
     outcomes = dict(zip(coordinates, run_tasks(summarize_run, tasks, "cost sweep")))
-    shape = (len(methods), coverages.size)
-    eta = np.zeros(shape)
-    reached = np.zeros(shape, dtype=bool)
-    responses = np.zeros(shape, dtype=np.int64)
-    steps = np.zeros(shape, dtype=np.int64)
-    lowest = np.full(shape, np.nan)
-    loss = np.full(shape, np.nan)
-    final = np.full(shape, np.nan)
-    grids = [np.full((coverages.size, len(method.learning_rates)), np.inf) for method in methods]
-    for i, method in enumerate(methods):
-        for j in range(coverages.size):
-            best, best_k = None, None
-            for k in range(len(method.learning_rates)):
-                outcome = outcomes[(i, j, k)]
-                if outcome is None:
-                    continue
-                if outcome.responses_to_eps is not None:
-                    grids[i][j, k] = outcome.responses_to_eps
-                if best is None or outcome.key < best.key:
-                    best, best_k = outcome, k
-            if best is None:
-                responses[i, j], steps[i, j] = method.response_budget, method.step_budget
-                continue
-            eta[i, j] = method.learning_rates[best_k] or 0.0
-            reached[i, j] = best.responses_to_eps is not None
-            responses[i, j] = best.responses_to_eps if reached[i, j] else best.total_responses
-            steps[i, j] = best.steps_to_eps if reached[i, j] else best.total_steps
-            lowest[i, j], loss[i, j], final[i, j] = best.min_log10_coverage, best.coverage_loss, best.final_suboptimality
-    base = [instance.optimal_value - expected_reward(instance, base_log_policy(instance)) for instance in instances]
-    return CostSweep(
-        coverages=coverages,
-        methods=methods,
-        eps=eps,
-        eta=eta,
-        reached=reached,
-        responses_to_eps=responses,
-        steps_to_eps=steps,
-        min_log10_coverage=lowest,
-        coverage_loss=loss,
-        final_suboptimality=final,
-        grid_responses=tuple(grids),
-        base_suboptimality=np.array(base),
+    return _assemble_sweep(instances, coverages, methods, eps, outcomes)
+
+
+@dataclass(frozen=True, eq=False)
+class SeededCostSweep:
+    """The same :func:`cost_sweep` once per seed: how often each method reaches eps, and at what cost.
+
+    Attributes
+    ----------
+    seeds
+        The seeds, one sweep each (runs on instance ``j`` draw from ``np.random.default_rng([seed, j])``).
+    sweeps
+        The per-seed :class:`CostSweep` records, in the order of :attr:`seeds`.
+
+    The stacked arrays (:attr:`reached`, :attr:`responses_to_eps`, :attr:`steps_to_eps`,
+    :attr:`coverage_loss`, :attr:`eta`) have shape ``(n_seeds, n_methods, n_coverages)``.
+    """
+
+    seeds: tuple[int, ...]
+    sweeps: tuple[CostSweep, ...]
+
+    def __post_init__(self) -> None:
+        seeds = check_seeds("seeds", self.seeds)
+        sweeps = check_instances("sweeps", self.sweeps, CostSweep)
+        if len(seeds) != len(sweeps):
+            raise ValueError(f"sweeps must hold one sweep per seed: got {len(sweeps)} for {len(seeds)} seeds")
+        labels = {tuple(method.label for method in sweep.methods) for sweep in sweeps}
+        if len(labels) != 1 or len({tuple(sweep.coverages) for sweep in sweeps}) != 1:
+            raise ValueError("sweeps must share their methods and coverages")
+        object.__setattr__(self, "seeds", seeds)
+        object.__setattr__(self, "sweeps", sweeps)
+
+    @property
+    def coverages(self) -> np.ndarray:
+        """``C_cov`` of each instance, ``(n_coverages,)``."""
+        return self.sweeps[0].coverages
+
+    @property
+    def methods(self) -> tuple[Method, ...]:
+        """The methods, ``(n_methods,)``."""
+        return self.sweeps[0].methods
+
+    @property
+    def eps(self) -> float:
+        """The accuracy target."""
+        return self.sweeps[0].eps
+
+    def _stack(self, name: str) -> np.ndarray:
+        return np.stack([getattr(sweep, name) for sweep in self.sweeps])
+
+    @property
+    def reached(self) -> np.ndarray:
+        """Whether each seed's run (at its best learning rate) reached eps, ``(n_seeds, n_methods, n_coverages)``."""
+        return self._stack("reached")
+
+    @property
+    def responses_to_eps(self) -> np.ndarray:
+        """Responses to eps (the budget spent where not reached), ``(n_seeds, n_methods, n_coverages)``."""
+        return self._stack("responses_to_eps")
+
+    @property
+    def steps_to_eps(self) -> np.ndarray:
+        """Gradient steps to eps (the budget spent where not reached), ``(n_seeds, n_methods, n_coverages)``."""
+        return self._stack("steps_to_eps")
+
+    @property
+    def coverage_loss(self) -> np.ndarray:
+        """The worst prompt's coverage loss in decades, ``(n_seeds, n_methods, n_coverages)``."""
+        return self._stack("coverage_loss")
+
+    @property
+    def eta(self) -> np.ndarray:
+        """The learning rate kept, ``(n_seeds, n_methods, n_coverages)``."""
+        return self._stack("eta")
+
+    def rows(self, labels: Sequence[str]) -> list[int]:
+        """The method rows of ``labels``."""
+        if isinstance(labels, str):
+            raise ValueError(f"labels must be a sequence of method labels, got {labels!r}")
+        return [self.sweeps[0].method_index(label) for label in labels]
+
+    def reach_rate(self, labels: Sequence[str], level: float = 0.95) -> Rate:
+        """Cells (seed, method, coverage) of the methods ``labels`` that reached eps, with their Wilson interval."""
+        return rate_of(self.reached[:, self.rows(labels)], level)
+
+    def exponents(self, label: str, cost: str = "responses") -> np.ndarray:
+        """Each seed's fitted exponent of ``cost`` in ``C_cov`` (:meth:`CostSweep.fit`), ``nan`` where it has no fit."""
+        fits = [sweep.fit(label, cost) for sweep in self.sweeps]
+        return np.array([np.nan if fit is None else fit.exponent for fit in fits])
+
+    def median_fit(self, label: str, cost: str = "responses") -> CoverageFit | None:
+        """The power-law fit of the seeds' median cost at each coverage where most seeds reached eps.
+
+        A coverage enters where more than half the seeds' runs reached eps (so that the median
+        is a cost to eps, not a budget); ``None`` where fewer than two coverages do.
+        """
+        if cost not in ("responses", "steps"):
+            raise ValueError(f"cost must be 'responses' or 'steps', got {cost!r}")
+        row = self.sweeps[0].method_index(label)
+        values = (self.responses_to_eps if cost == "responses" else self.steps_to_eps)[:, row].astype(float)
+        keep = self.reached[:, row].sum(axis=0) * 2 > len(self.seeds)
+        if keep.sum() < 2:
+            return None
+        return fit_coverage_power(self.coverages[keep], np.median(values[:, keep], axis=0))
+
+    def table(self, caption: str = "") -> Table:
+        """One row per seed, method and coverage: learning rate kept, whether eps was reached, costs, coverage lost."""
+        rows = tuple(
+            (seed, *row)
+            for seed, sweep in zip(self.seeds, self.sweeps)
+            for row in sweep.table().rows
+        )
+        first = self.sweeps[0].table()
+        return Table(
+            ("seed", *first.columns),
+            rows,
+            caption=caption or f"Costs to ε = {self.eps:g} against the base model's coverage, per seed",
+            notes=first.notes,
+        )
+
+    def rate_table(self, caption: str = "") -> Table:
+        """One row per method: cells reaching eps with their Wilson interval, where it failed, the coverage lost."""
+        rows = []
+        reached, loss = self.reached, self.coverage_loss
+        for i, method in enumerate(self.methods):
+            rate = rate_of(reached[:, i])
+            failed = ~reached[:, i]
+            failing_coverages = sorted({float(c) for c in self.coverages[failed.any(axis=0)]})
+            rows.append((
+                method.label, f"{rate.successes} of {rate.trials}", 100 * rate.low, 100 * rate.high,
+                ", ".join(f"{c:g}" for c in failing_coverages) or None,
+                float(np.nanmax(loss[:, i][failed])) if failed.any() and np.isfinite(loss[:, i][failed]).any() else None,
+                float(np.nanmax(loss[:, i][~failed])) if (~failed).any() else None,
+            ))
+        return Table(
+            ("method", "cells reaching ε", "Wilson 95% low (%)", "Wilson 95% high (%)", "$C_{\\mathrm{cov}}$ of the failures",
+             "worst loss, failing cells (decades)", "worst loss, cells reaching ε (decades)"),
+            tuple(rows),
+            caption=caption or f"How often each method reaches ε = {self.eps:g}, over seeds {self.seeds[0]}-{self.seeds[-1]}",
+            notes=("A cell is one seed at one coverage.",),
+        )
+
+    def fit_table(self, caption: str = "") -> Table:
+        """One row per method: the fit of the seeds' median responses, and the range of the per-seed exponents."""
+        rows = []
+        for method in self.methods:
+            fit = self.median_fit(method.label)
+            exponents = self.exponents(method.label)
+            fitted = exponents[np.isfinite(exponents)]
+            rows.append((
+                method.label,
+                float(fit.exponent) if fit else None, float(fit.r_squared) if fit else None,
+                float(fitted.min()) if fitted.size else None, float(fitted.max()) if fitted.size else None,
+                int(fitted.size),
+            ))
+        return Table(
+            ("method", "exponent of the medians", "R² of the medians", "lowest per-seed exponent",
+             "highest per-seed exponent", "seeds with a fit"),
+            tuple(rows),
+            caption=caption or r"Responses to ε fitted as a power of $C_{\mathrm{cov}}$, over seeds",
+            notes=("Medians over the seeds at each coverage where more than half of them reached ε; "
+                   "per-seed fits over the coverages where that seed reached ε (at least two).",),
+        )
+
+    def to_record(self) -> dict:
+        """The per-seed outcomes as JSON-ready lists (for a stamped record, :mod:`covpo.records`)."""
+        return {
+            "seeds": list(self.seeds),
+            "methods": [method.label for method in self.methods],
+            "coverages": self.coverages.tolist(),
+            "eps": self.eps,
+            "reached": self.reached.tolist(),
+            "responses_to_eps": self.responses_to_eps.tolist(),
+            "coverage_loss": np.where(np.isfinite(self.coverage_loss), self.coverage_loss, -1.0).tolist(),
+        }
+
+
+def cost_sweeps(
+    instances: Sequence[BanditInstance],
+    coverages: Sequence[float],
+    methods: Sequence[Method],
+    *,
+    eps: float,
+    seeds: Sequence[int],
+) -> SeededCostSweep:
+    """:func:`cost_sweep` once per seed of ``seeds``, every run of every seed through one call of
+    :func:`~covpo.experiments.parallel.run_tasks` (each seed's sweep is the one :func:`cost_sweep` gives)."""
+    instances, coverages, methods, eps = _check_sweep_arguments(instances, coverages, methods, eps)
+    seeds = check_seeds("seeds", seeds)
+    coordinates = _sweep_coordinates(methods, len(instances))
+    tasks = [
+        (methods[i], instances[j], methods[i].learning_rates[k], (seed, j), eps) for seed in seeds for i, j, k in coordinates
+    ]
+    every = run_tasks(summarize_run, tasks, "cost sweeps")
+    per_seed = len(coordinates)
+    sweeps = tuple(
+        _assemble_sweep(instances, coverages, methods, eps, dict(zip(coordinates, every[s * per_seed : (s + 1) * per_seed])))
+        for s in range(len(seeds))
     )
+    return SeededCostSweep(seeds=seeds, sweeps=sweeps)
 
 
 # ---------------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 Each figure draws one record of :mod:`covpo.experiments.ppo` or :mod:`covpo.experiments.sweeps`: the importance weights per outer
 iteration (:func:`ratio_spread_figure`) and against ``beta`` (:func:`ratio_bounds_figure`), the
 clip activity grid (:func:`clip_activity_figure`), the spread of the batch estimates
-(:func:`estimator_spread_figure`), the costs against coverage (:func:`cost_sweep_figure`) and
+(:func:`estimator_spread_figure`), the costs against coverage (:func:`cost_sweep_figure`, over seeds
+:func:`cost_sweeps_figure`) and
 the recipes under one budget (:func:`recipes_figure`); then the widget.
 
 Every figure is the content column's width (:data:`~covpo.plots.style.COLUMN_WIDTH`) with at
@@ -39,7 +40,7 @@ from covpo.experiments.ppo import (
     RatioBoundsTable,
     RatioSpread,
 )
-from covpo.experiments.sweeps import CostSweep, RecipeComparison
+from covpo.experiments.sweeps import CostSweep, RecipeComparison, SeededCostSweep
 from covpo.families import stacked_collapse_instance
 from covpo.trajectory import LOG10_E
 from covpo.plots.widgets import Explorable, Slider, explorable
@@ -286,6 +287,68 @@ def cost_sweep_figure(sweep: CostSweep, title: str) -> BookFigure:
     legend_axes.set_axis_off()
     legend_axes.legend(handles=handles, loc="center", frameon=False)
     figure.suptitle(f"{title} ($\\varepsilon$ = {sweep.eps:g})")
+    return figure
+
+
+def _seed_offsets(n_seeds: int) -> np.ndarray:
+    """Multiplicative offsets on a log axis that spread one coverage's seeds side by side (about 4% apart)."""
+    return 10.0 ** (0.018 * (np.arange(n_seeds) - (n_seeds - 1) / 2))
+
+
+def cost_sweeps_figure(sweeps: SeededCostSweep, title: str) -> BookFigure:
+    """:func:`cost_sweep_figure` over seeds: every seed's run as a small marker, the seeds' median as a line.
+
+    Per method and coverage, each seed's run is a small marker (filled where it reached eps,
+    open at the budget where it did not), the seeds side by side; the line joins the medians
+    over the seeds (the median coverage loss in the bottom left panel). The legend takes the
+    bottom right cell.
+    """
+    figure = new_figure(COLUMN_WIDTH, 6.2)
+    (responses_axes, steps_axes), (loss_axes, legend_axes) = figure.subplots(2, 2)
+    c = sweeps.coverages
+    offsets = _seed_offsets(len(sweeps.seeds))
+    styles = _method_styles([method.label for method in sweeps.methods])
+    method_offsets = 10.0 ** (0.01 * (np.arange(len(sweeps.methods)) - (len(sweeps.methods) - 1) / 2))
+    reached = sweeps.reached
+    handles = []
+    for i, (method, style) in enumerate(zip(sweeps.methods, styles)):
+        color, marker = style["color"], style["marker"]
+        for axes, values in (
+            (responses_axes, sweeps.responses_to_eps[:, i].astype(float)),
+            (steps_axes, sweeps.steps_to_eps[:, i].astype(float)),
+            (loss_axes, sweeps.coverage_loss[:, i]),
+        ):
+            axes.plot(c, np.nanmedian(values, axis=0), color=color, linestyle=style["linestyle"], lw=1.2)
+            for s, offset in enumerate(offsets):
+                x = c * offset * method_offsets[i]
+                hit = reached[s, i]
+                axes.plot(x[hit], values[s][hit], linestyle="none", marker=marker, color=color, markersize=3.5,
+                          alpha=0.8)
+                axes.plot(x[~hit], values[s][~hit], linestyle="none", marker=marker, color=color, markersize=4.5,
+                          markerfacecolor="none", alpha=0.8)
+        handles.append(Line2D([], [], label=method.label, **style))
+    loss_axes.axhline(np.log10(2.0), color="k", ls="--", lw=1)
+    handles.append(Line2D([], [], color="0.3", ls="-", lw=1.2, label=f"median of {len(sweeps.seeds)} seeds"))
+    if not reached.all():
+        handles.append(Line2D([], [], color="0.3", marker="o", ls="none", mfc="none", markersize=5,
+                              label="open: not $\\varepsilon$-optimal,\nplotted at the budget"))
+    handles.append(Line2D([], [], color="k", ls="--", lw=1, label="half the base coverage\n($\\log_{10} 2$ decades)"))
+    responses_axes.set_ylabel("responses to $\\varepsilon$")
+    steps_axes.set_ylabel("gradient steps to $\\varepsilon$")
+    loss_axes.set_ylabel("worst coverage loss (decades)")
+    loss_axes.set_yscale("symlog", linthresh=0.1)
+    finite = sweeps.coverage_loss[np.isfinite(sweeps.coverage_loss)]
+    loss_axes.set_ylim(0.0, max(1.0, 1.5 * finite.max()) if finite.size else 1.0)
+    for axes in (responses_axes, steps_axes, loss_axes):
+        axes.set_xscale("log")
+        _plain_log_ticks(axes.xaxis, c)
+        axes.set_xlabel("$C_{\\mathrm{cov}}$ of $\\pi_0$")
+        axes.grid(alpha=0.3)
+    for axes in (responses_axes, steps_axes):
+        axes.set_yscale("log")
+    legend_axes.set_axis_off()
+    legend_axes.legend(handles=handles, loc="center", frameon=False)
+    figure.suptitle(f"{title} ($\\varepsilon$ = {sweeps.eps:g}, seeds {sweeps.seeds[0]}-{sweeps.seeds[-1]})")
     return figure
 
 
