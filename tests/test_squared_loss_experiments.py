@@ -298,3 +298,154 @@ def test_mse_path_rejects_runs_it_cannot_measure():
         rebel_objective_check(instance, path, batch_size=8, n_batches=1, rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="rng"):
         rebel_objective_check(instance, path, batch_size=8, n_batches=4, rng=0)
+
+
+# ---------------------------------------------------------------------------------------
+# Over seeds: Table 1 per seed, the seeded sweeps, the failure-rate study, the eps scaling
+# ---------------------------------------------------------------------------------------
+
+def test_table_1_seeds_gives_each_seed_the_table_that_table_1_gives_it():
+    from covpo.experiments.squared_loss import SeededTable1, table_1_seeds
+
+    instance = small_random()
+    settings = dict(betas=(0.25, 1.0), group_sizes=(2,), batch_size=8, inner_steps=3, eta_scale=1.0, n_iterations=12)
+    seeded = table_1_seeds(instance, (0.1, 0.05), seeds=(0, 2), **settings)
+    assert seeded.seeds == (0, 2) and seeded.eps.tolist() == [0.1, 0.05]
+    for seed, table in zip(seeded.seeds, seeded.tables):
+        alone = table_1(instance, (0.1, 0.05), seed=seed, **settings)
+        for field in ("outer_iterations", "responses", "gradient_steps", "run_steps", "extra_responses"):
+            np.testing.assert_array_equal(getattr(table, field), getattr(alone, field))
+        np.testing.assert_array_equal(table.run_coverage_loss, alone.run_coverage_loss)
+    assert seeded.stacked("outer_iterations").shape == (2, 2, 2)
+    np.testing.assert_array_equal(seeded.run_coverage_loss("KimiPO-Norm", 1.0, 2),
+                                  [t.run_coverage_loss[t.runs.index(("KimiPO-Norm", 1.0, 2))] for t in seeded.tables])
+    assert len(seeded.table().rows) == 2 * 2 * 2 and seeded.table().columns[0] == "seed"
+    assert [row[0] for row in seeded.runs_table("KimiPO").rows] == [0, 0, 2, 2]
+    with pytest.raises(ValueError, match="seeds"):
+        table_1_seeds(instance, (0.1,), seeds=(), **settings)
+    with pytest.raises(ValueError, match="batch_size"):
+        table_1_seeds(instance, (0.1,), seeds=(0,), **{**settings, "batch_size": 0})
+    with pytest.raises(ValueError, match="field"):
+        seeded.stacked("runs")
+    with pytest.raises(ValueError, match="no run"):
+        seeded.run_coverage_loss("KimiPO", 0.5)
+    with pytest.raises(ValueError, match="method"):
+        seeded.exponents("PPO")
+    with pytest.raises(ValueError, match="tables"):
+        SeededTable1((0, 1), seeded.tables[:1])
+
+
+def test_seeded_cost_sweeps_repeat_the_sweep_of_each_seed():
+    from covpo.experiments.squared_loss.seeds import seeded_cost_sweeps, sweeps_entry
+    from covpo.experiments.sweeps import cost_sweep
+
+    instances = [stacked_collapse_instance(2, 0.2, c, n_zero=10) for c in (5.0, 10.0)]
+    seeded = seeded_cost_sweeps(instances, (5.0, 10.0), (KIMIPO,), eps=0.05, seeds=(1, 3))
+    for seed, sweep in zip(seeded.seeds, seeded.sweeps):
+        alone = cost_sweep(instances, (5.0, 10.0), (KIMIPO,), eps=0.05, seed=seed)
+        np.testing.assert_array_equal(sweep.responses_to_eps, alone.responses_to_eps)
+        np.testing.assert_array_equal(sweep.coverage_loss, alone.coverage_loss)
+    assert seeded.stacked("reached").shape == (2, 1, 2)
+    losses = seeded.stacked("coverage_loss")[:, 0]
+    rate = seeded.loss_rate(0, [0, 1], 0.0)
+    assert (rate.successes, rate.trials) == (int(np.sum(losses > 0.0)), 4)
+    entry = sweeps_entry(seeded)
+    assert entry["seeds"] == [1, 3] and np.array(entry["responses"]).shape == (2, 1, 2)
+    assert len(seeded.table().rows) == 4
+    with pytest.raises(ValueError, match="seeds"):
+        seeded_cost_sweeps(instances, (5.0, 10.0), (KIMIPO,), eps=0.05, seeds=(-1,))
+    with pytest.raises(ValueError, match="sweeps"):
+        sweeps_entry(seeded.sweeps[0])
+
+
+def test_failure_rate_study_cell_is_the_run_its_seed_names():
+    from covpo.experiments.squared_loss.seeds import failure_rate_study, failure_rates_entry, failure_rates_from_entry
+    from covpo.experiments.sweeps import summarize_run
+
+    instance = stacked_collapse_instance(2, 0.2, 10.0, n_zero=10)
+    study = failure_rate_study([instance], (10.0,), (KIMIPO,), (8, 16), inner_steps=(2, 5), eps=0.05, seeds=(0, 4))
+    assert study.coverage_loss.shape == (1, 1, 2, 2, 2)
+    # cell (c, i, j, k, s) is the run of the method at N_j and K_k drawing from [seed_s, i, N_j, K_k, c]
+    method = KIMIPO.with_hyperparameters(batch_size=16, inner_steps=2)
+    summary = summarize_run(method, instance, KIMIPO.learning_rates[0], (4, 0, 16, 2, 0), 0.05)
+    assert study.coverage_loss[0, 0, 1, 0, 1] == summary.coverage_loss
+    assert study.reached[0, 0, 1, 0, 1] == (summary.responses_to_eps is not None)
+    rate = study.rate(0, 0, 1, 0)
+    assert (rate.successes, rate.trials) == (int(study.failed[0, 0, 1, 0].sum()), 2)
+    back = failure_rates_from_entry(failure_rates_entry(study))
+    np.testing.assert_array_equal(back.coverage_loss, study.coverage_loss)
+    np.testing.assert_array_equal(back.reached, study.reached)
+    assert back.seeds == study.seeds and back.names == study.names
+    assert len(study.table().rows) == 4
+    with pytest.raises(ValueError, match="coverages"):
+        failure_rate_study([instance], (10.0, 20.0), (KIMIPO,), (8,), eps=0.05, seeds=(0,))
+    with pytest.raises(ValueError, match="batch_sizes"):
+        failure_rate_study([instance], (10.0,), (KIMIPO,), (0,), eps=0.05, seeds=(0,))
+    with pytest.raises(ValueError, match="inner_steps"):
+        failure_rate_study([instance], (10.0,), (KIMIPO, dataclasses.replace(
+            KIMIPO.with_hyperparameters(inner_steps=3), label="KimiPO, K = 3")), (8,), eps=0.05, seeds=(0,))
+    with pytest.raises(ValueError, match="entry"):
+        failure_rates_from_entry({"coverages": []})
+
+
+def test_smallest_safe_batch_is_where_no_larger_batch_fails():
+    from covpo.experiments.squared_loss.seeds import FailureRates
+
+    def rates(losses: list[list[float]]) -> FailureRates:
+        loss = np.array(losses, dtype=float)[None, None, :, None, :]  # (1, 1, n_batches, 1, n_seeds)
+        return FailureRates(np.array([10.0]), ("KimiPO",), np.array([8, 16, 32, 64])[:loss.shape[2]],
+                            np.array([5]), tuple(range(loss.shape[-1])), loss, np.ones(loss.shape, dtype=bool))
+
+    broken, kept = 1.0, 0.0
+    assert rates([[broken, kept], [kept, kept], [broken, kept], [kept, kept]]).smallest_safe_batch(0, 0) == 64
+    assert rates([[broken, kept], [kept, kept], [kept, kept], [kept, kept]]).smallest_safe_batch(0, 0) == 16
+    assert rates([[kept, kept], [kept, kept]]).smallest_safe_batch(0, 0) == 8
+    assert rates([[kept, kept], [kept, broken]]).smallest_safe_batch(0, 0) is None
+
+
+def test_l1_beta_balances_the_exponential_factor_against_eps():
+    from covpo.experiments.squared_loss.eps_scaling import bound_slope, l1_beta
+
+    for eps in (0.1, 0.01, 0.001):
+        assert l1_beta(eps) == pytest.approx(1.0 / np.log(1.0 / eps))
+        assert np.exp(1.0 / l1_beta(eps)) == pytest.approx(1.0 / eps)
+        assert l1_beta(eps, reward_range=2.0) == pytest.approx(2.0 * l1_beta(eps))
+    assert l1_beta(0.001) < l1_beta(0.01) < l1_beta(0.1)
+    # two points: the slope of x - log x against x = log(1/eps), below one
+    x = np.log([10.0, 1000.0])
+    assert bound_slope((0.1, 0.001)) == pytest.approx(((x[1] - np.log(x[1])) - (x[0] - np.log(x[0]))) / (x[1] - x[0]))
+    assert 0.0 < bound_slope((0.1, 0.01, 0.001)) < 1.0
+    for bad in (0.0, 1.0, 1.5, -0.1, float("nan")):
+        with pytest.raises(ValueError, match="eps"):
+            l1_beta(bad)
+    with pytest.raises(ValueError, match="reward_range"):
+        l1_beta(0.1, reward_range=0.0)
+    with pytest.raises(ValueError, match="eps_grid"):
+        bound_slope((0.1, 2.0))
+
+
+def test_rebel_eps_scaling_runs_each_eps_at_its_l1_beta():
+    from covpo.experiments.squared_loss.eps_scaling import l1_beta, rebel_eps_scaling
+    from covpo.experiments.sweeps import Method, summarize_run
+
+    instance = stacked_collapse_instance(2, 0.2, 10.0, n_zero=10)
+    scaling = rebel_eps_scaling(instance, (0.2, 0.1), seeds=(0, 1), batch_size=16, inner_steps=5, n_iterations=8)
+    np.testing.assert_allclose(scaling.betas, [l1_beta(0.2), l1_beta(0.1)])
+    assert scaling.responses.shape == scaling.coverage_loss.shape == (2, 2)
+    beta = float(scaling.betas[1])
+    method = Method("Rebel-OnPolicy", "rebel_onpolicy",
+                    {"beta": beta, "batch_size": 16, "inner_steps": 5, "n_iterations": 8}, (2.0 / beta**2,))
+    summary = summarize_run(method, instance, 2.0 / beta**2, (1, 1), 0.1)
+    assert scaling.coverage_loss[1, 1] == summary.coverage_loss
+    expected = np.nan if summary.responses_to_eps is None else summary.responses_to_eps
+    np.testing.assert_array_equal(scaling.responses[1, 1], expected)
+    np.testing.assert_array_equal(scaling.reached, np.isfinite(scaling.responses))
+    assert len(scaling.table().rows) == 2
+    for name, value in (("batch_size", 0), ("inner_steps", 0), ("eta_scale", -1.0), ("n_iterations", 0),
+                        ("reward_range", 0.0)):
+        with pytest.raises(ValueError, match=name):
+            rebel_eps_scaling(instance, (0.1,), seeds=(0,), **{name: value})
+    with pytest.raises(ValueError, match="eps_grid"):
+        rebel_eps_scaling(instance, (1.5,), seeds=(0,))
+    with pytest.raises(ValueError, match="seeds"):
+        rebel_eps_scaling(instance, (0.1,), seeds=())

@@ -33,6 +33,7 @@ from covpo.experiments.squared_loss import (
     LossSlice,
     MAX_COVERAGE_LOSS,
     RebelObjectiveCheck,
+    SeededTable1,
     Table1,
     loss_slice,
     population_baselines,
@@ -173,6 +174,45 @@ def table_1_figure(table: Table1) -> BookFigure:
     legend_axes.set_axis_off()
     legend_axes.legend(*outer_axes.get_legend_handles_labels(), loc="center", frameon=False,
                        title=f"cheapest admissible setting\nper $\\varepsilon$ (N = {table.batch_size}, K = {table.inner_steps})")
+    return figure
+
+
+def table_1_seeds_figure(tables: SeededTable1) -> BookFigure:
+    """:func:`table_1_figure` over seeds: each seed's kept setting as a small marker, the seeds' median as a line.
+
+    Panels as in :func:`table_1_figure`; a seed whose methods reached no admissible setting at an
+    ``eps`` has no marker there, and the median is over the seeds that did.
+    """
+    figure = new_figure(7.0, 5.6)
+    (outer_axes, steps_axes), (responses_axes, legend_axes) = figure.subplots(2, 2)
+    x = 1.0 / tables.eps
+    n_seeds, n_methods = len(tables.seeds), len(tables.methods)
+    reached = tables.stacked("reached")
+    for axes, attribute, label in ((outer_axes, "outer_iterations", "outer iterations"),
+                                   (steps_axes, "gradient_steps", "gradient steps"),
+                                   (responses_axes, "responses", "responses sampled")):
+        values = np.where(reached, tables.stacked(attribute), np.nan).astype(float)
+        for row, method in enumerate(tables.methods):
+            color, marker = METHOD_COLORS.get(method, f"C{row}"), METHOD_MARKERS.get(method, "o")
+            for s in range(n_seeds):
+                offset = 10.0 ** (0.012 * (s - (n_seeds - 1) / 2) + 0.03 * (row - (n_methods - 1) / 2))
+                axes.plot(x * offset, values[s, row], marker, color=color, ms=4, alpha=0.6, ls="none")
+            axes.plot(x, np.nanmedian(values[:, row], axis=0), "-", marker=marker, color=color, ms=7,
+                      label=f"{method}: median")
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+        _grid_ticks(axes.xaxis, x)
+        _plain_125_ticks(axes.yaxis, values[np.isfinite(values)])
+        axes.set_xlabel("$1 / \\varepsilon$")
+        axes.set_ylabel(f"{label} to $\\varepsilon$")
+        axes.grid(alpha=0.3)
+    handles, labels = outer_axes.get_legend_handles_labels()
+    handles.append(Line2D([], [], marker="o", color="0.4", ms=4, alpha=0.6, ls="none"))
+    labels.append("one seed (side by side)")
+    legend_axes.set_axis_off()
+    legend_axes.legend(handles, labels, loc="center", frameon=False,
+                       title=f"cheapest admissible setting per $\\varepsilon$\n(N = {tables.tables[0].batch_size}, "
+                             f"K = {tables.tables[0].inner_steps}; seeds {tables.seeds[0]} to {tables.seeds[-1]})")
     return figure
 
 

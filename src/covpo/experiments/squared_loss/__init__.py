@@ -10,7 +10,8 @@ and :mod:`covpo.algorithms.rebel`; one module per topic, all re-exported here:
 - :mod:`~covpo.experiments.squared_loss.curvature`, :func:`~covpo.experiments.squared_loss.curvature.curvature_scan` and :func:`~covpo.experiments.squared_loss.curvature.loss_slice`: the smallest Hessian eigenvalue of each
   population loss over a ball around ``theta_t``, and the losses along a line.
 - :mod:`~covpo.experiments.squared_loss.table_1`, :func:`~covpo.experiments.squared_loss.table_1.table_1`: the paper's Table 1 measured, the cheapest setting of KimiPO and
-  KimiPO-Norm for each accuracy ``eps``, with fitted scalings in ``1 / eps``.
+  KimiPO-Norm for each accuracy ``eps``, with fitted scalings in ``1 / eps``, and
+  :func:`~covpo.experiments.squared_loss.table_1.table_1_seeds` the same over seeds.
 - :mod:`~covpo.experiments.squared_loss.mse`, :func:`~covpo.experiments.squared_loss.mse.mse_path` and :func:`~covpo.experiments.squared_loss.mse.rebel_objective_check`: the mean-squared-error criterion of the
   paper's section 4.1 along a run (each step's MSE against the exact mirror-descent step, its KL,
   the method's own objective and the coverage bound it implies), and Rebel-OnPolicy's objective
@@ -48,8 +49,10 @@ from covpo.experiments.squared_loss.mse import (
 from covpo.experiments.squared_loss.table_1 import (
     MAX_COVERAGE_LOSS,
     TABLE_1_METHODS,
+    SeededTable1,
     Table1,
     table_1,
+    table_1_seeds,
 )
 
 __all__ = [
@@ -63,6 +66,7 @@ __all__ = [
     "NEGATIVE_CURVATURE_TOLERANCE",
     "RebelObjectiveCheck",
     "SQUARED_LOSS_ALGORITHMS",
+    "SeededTable1",
     "TABLE_1_METHODS",
     "Table1",
     "baseline_bias_sweep",
@@ -75,5 +79,6 @@ __all__ = [
     "rebel_objective_check",
     "squared_loss_methods",
     "table_1",
+    "table_1_seeds",
     "two_response_instance",
 ]

@@ -1,6 +1,7 @@
 """The paper's Table 1 measured: the cheapest setting of KimiPO and KimiPO-Norm for each accuracy ``eps`` (paper section 4.2).
 
-:func:`table_1` runs the grid and fits the scalings in ``1 / eps``.
+:func:`table_1` runs the grid and fits the scalings in ``1 / eps``; :func:`table_1_seeds` runs it once per
+seed (:class:`SeededTable1`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,15 @@ from covpo.experiments.parallel import run_tasks
 from covpo.policies import log_coverage, log_policy
 from covpo.experiments.sweeps import Method, run_unless_diverged
 from covpo.table import Table
-from covpo.validation import check_count, check_instance, check_positive, check_positive_grid, check_seed
+from covpo.validation import (
+    check_count,
+    check_instance,
+    check_instances,
+    check_positive,
+    check_positive_grid,
+    check_seed,
+    check_seeds,
+)
 
 
 TABLE_1_METHODS = ("KimiPO", "KimiPO-Norm")
@@ -233,21 +242,53 @@ def table_1(
     seed
         Base seed.
     """
+    instance, eps, betas, group_sizes, settings = _check_table_1_arguments(
+        instance, eps, betas, group_sizes, batch_size, inner_steps, eta_scale, n_iterations
+    )
+    seed = check_seed("seed", seed)
+    configs = _table_1_configs(betas, group_sizes)
+    tasks = [(instance, m, b, g, settings, eps, (seed, i)) for i, (m, b, g) in enumerate(configs)]
+    return _assemble_table_1(configs, run_tasks(_table_1_run, tasks, "Table 1 runs"), eps, settings)
+
+
+def _check_table_1_arguments(
+    instance: BanditInstance,
+    eps: Sequence[float],
+    betas: Sequence[float],
+    group_sizes: Sequence[int],
+    batch_size: int,
+    inner_steps: int,
+    eta_scale: float,
+    n_iterations: int,
+) -> tuple[BanditInstance, np.ndarray, np.ndarray, np.ndarray, tuple[int, int, int, float]]:
+    """The checked arguments shared by :func:`table_1` and :func:`table_1_seeds` (``eps`` sorted decreasing)."""
     instance = check_instance("instance", instance, BanditInstance)
     eps = np.sort(check_positive_grid("eps", eps))[::-1]
     betas = check_positive_grid("betas", betas)
     group_sizes = check_positive_grid("group_sizes", group_sizes, integers=True)
-    seed = check_seed("seed", seed)
     settings = (
         check_count("n_iterations", n_iterations),
         check_count("batch_size", batch_size),
         check_count("inner_steps", inner_steps),
         check_positive("eta_scale", eta_scale),
     )
+    return instance, eps, betas, group_sizes, settings
+
+
+def _table_1_configs(betas: np.ndarray, group_sizes: np.ndarray) -> list[tuple[str, float, int]]:
+    """Every run's ``(method, beta, extra responses)``: KimiPO at each ``beta``, KimiPO-Norm at each ``beta`` and ``G``."""
     configs = [("KimiPO", float(b), 1) for b in betas]
-    configs += [("KimiPO-Norm", float(b), int(g)) for b in betas for g in group_sizes]
-    tasks = [(instance, m, b, g, settings, eps, (seed, i)) for i, (m, b, g) in enumerate(configs)]
-    results = run_tasks(_table_1_run, tasks, "Table 1 runs")
+    return configs + [("KimiPO-Norm", float(b), int(g)) for b in betas for g in group_sizes]
+
+
+def _assemble_table_1(
+    configs: list[tuple[str, float, int]],
+    results: list[tuple[np.ndarray, np.ndarray, np.ndarray, float, float]],
+    eps: np.ndarray,
+    settings: tuple[int, int, int, float],
+) -> Table1:
+    """One seed's :class:`Table1` from its runs' results, keeping each method's cheapest admissible setting per ``eps``."""
+    eta_scale = settings[3]
     shape = (len(TABLE_1_METHODS), eps.size)
     table = {name: np.full(shape, -1, dtype=np.int64) for name in ("extra", "iterations", "responses", "steps")}
     beta = np.full(shape, np.nan)
@@ -279,3 +320,108 @@ def table_1(
         run_coverage_loss=np.array([result[3] for result in results]),
         run_final_suboptimality=np.array([result[4] for result in results]),
     )
+
+
+@dataclass(frozen=True, eq=False)
+class SeededTable1:
+    """The measured Table 1 once per seed (paper section 4.2, appendix I.2).
+
+    Attributes
+    ----------
+    seeds
+        The seeds, in order.
+    tables
+        The :class:`Table1` of each seed, as :func:`table_1` gives it at that seed.
+    """
+
+    seeds: tuple[int, ...]
+    tables: tuple[Table1, ...]
+
+    def __post_init__(self) -> None:
+        seeds = check_seeds("seeds", self.seeds)
+        tables = check_instances("tables", self.tables, Table1)
+        if len(tables) != len(seeds):
+            raise ValueError(f"tables must hold one table per seed: got {len(tables)} for {len(seeds)} seeds")
+        object.__setattr__(self, "seeds", seeds)
+        object.__setattr__(self, "tables", tables)
+
+    @property
+    def eps(self) -> np.ndarray:
+        """The accuracy targets, decreasing."""
+        return self.tables[0].eps
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        """The methods' labels, in the tables' row order."""
+        return self.tables[0].methods
+
+    def stacked(self, field: str) -> np.ndarray:
+        """``field`` of every seed's table stacked: ``(n_seeds, n_methods, n_eps)`` for the kept settings' arrays."""
+        if field not in ("beta", "extra_responses", "outer_iterations", "responses", "gradient_steps", "reached"):
+            raise ValueError(f"field must name a (method, eps) array of Table1, got {field!r}")
+        return np.stack([getattr(table, field) for table in self.tables])
+
+    def run_coverage_loss(self, method: str, beta: float, extra: int = 1) -> np.ndarray:
+        """The coverage lost (decades) by the run of ``method`` at ``beta`` with ``extra`` baseline responses, per seed."""
+        key = (method, float(beta), int(extra))
+        if key not in self.tables[0].runs:
+            raise ValueError(f"no run {key}; the runs are {self.tables[0].runs}")
+        index = self.tables[0].runs.index(key)
+        return np.array([table.run_coverage_loss[index] for table in self.tables])
+
+    def exponents(self, method: str, quantity: str = "outer_iterations") -> np.ndarray:
+        """Each seed's fitted exponent of ``quantity`` in ``1 / eps`` (:meth:`Table1.exponent`)."""
+        if method not in self.methods:
+            raise ValueError(f"method must be one of {self.methods}, got {method!r}")
+        return np.array([table.exponent(method, quantity) for table in self.tables])
+
+    def table(self, caption: str = "") -> Table:
+        """One row per seed, method and ``eps``: the kept setting and its costs (:meth:`Table1.table` per seed)."""
+        rows = tuple((seed, *row) for seed, table in zip(self.seeds, self.tables) for row in table.table().rows)
+        first = self.tables[0].table()
+        return Table(
+            ("seed", *first.columns),
+            rows,
+            caption=caption or f"Table 1, measured, per seed (seeds {self.seeds[0]} to {self.seeds[-1]})",
+            notes=first.notes[:1],
+        )
+
+    def runs_table(self, method: str) -> Table:
+        """Every run of ``method`` on every seed: its setting, gradient steps to each ``eps`` and the coverage it lost."""
+        per_seed = [table.runs_table(method) for table in self.tables]
+        return Table(
+            ("seed", *per_seed[0].columns),
+            tuple((seed, *row) for seed, table in zip(self.seeds, per_seed) for row in table.rows),
+            caption=f"Every {method} run on seeds {self.seeds[0]} to {self.seeds[-1]}: gradient steps to each ε",
+            notes=per_seed[0].notes,
+        )
+
+
+def table_1_seeds(
+    instance: BanditInstance,
+    eps: Sequence[float],
+    *,
+    betas: Sequence[float],
+    group_sizes: Sequence[int],
+    batch_size: int,
+    inner_steps: int,
+    eta_scale: float,
+    n_iterations: int,
+    seeds: Sequence[int],
+) -> SeededTable1:
+    """:func:`table_1` once per seed of ``seeds`` (paper section 4.2, appendix I.2), every run through one :func:`~covpo.experiments.parallel.run_tasks` call.
+
+    Seed ``s``'s table is the one ``table_1(..., seed=s)`` gives: its run ``i`` draws from
+    ``np.random.default_rng([s, i])``.
+    """
+    instance, eps, betas, group_sizes, settings = _check_table_1_arguments(
+        instance, eps, betas, group_sizes, batch_size, inner_steps, eta_scale, n_iterations
+    )
+    seeds = check_seeds("seeds", seeds)
+    configs = _table_1_configs(betas, group_sizes)
+    tasks = [(instance, m, b, g, settings, eps, (seed, i)) for seed in seeds for i, (m, b, g) in enumerate(configs)]
+    results = run_tasks(_table_1_run, tasks, "Table 1 runs over seeds")
+    n = len(configs)
+    return SeededTable1(seeds, tuple(
+        _assemble_table_1(configs, results[s * n:(s + 1) * n], eps, settings) for s in range(len(seeds))
+    ))
