@@ -1,9 +1,10 @@
 """Stochastic noise and coverage collapse, over many seeds (paper sections 2.1 and 3.2; our experiment).
 
-The paper's lower bound and its constructions use exact gradients; what sampling noise does to
-coverage it leaves open. This module measures it on the stacked collapse family of chapter 4
-(:func:`~covpo.families.collapse_family`): every method of :func:`noise_methods` runs
-with the same response budget from many seeds, and each run's **depth**,
+The paper's lower bound and its constructions use exact gradients; the paper expects the collapse
+to persist under stochastic noise but does not prove it there. This module measures what noise
+does on the stacked collapse family of chapter 4 (:func:`~covpo.families.collapse_family`): every
+method of :func:`noise_methods` runs with the same response budget from many seeds, and each run's
+**depth**,
 ``min_{t, x} log10 c_t(x) / c_0(x)`` over its recorded iterates and prompts (``<= 0``), is set
 beside the depth of the method's exact-gradient counterpart (:func:`exact_counterpart`):
 
