@@ -20,10 +20,16 @@ from covpo.records import (
 from covpo.stated_settings import check_stated_settings
 
 
-@pytest.mark.parametrize("path", stamped_record_files(), ids=lambda path: path.name)
+@pytest.mark.parametrize("path", stamped_record_files(), ids=lambda path: f"{path.parent.name}/{path.name}")
 def test_every_stamped_record_was_made_by_todays_code(path: Path) -> None:
+    assert {run["stamp"]["profile"] for run in read_stamped_record(path)["runs"]} == {"default", "second"}, (
+        f"{path}: a record holds one run under each CPU profile"
+    )
     for run in read_stamped_record(path)["runs"]:
-        assert stale_sources(run["stamp"]) is None, f"{path.name}: {stale_sources(run['stamp'])}"
+        assert stale_sources(run["stamp"]) is None, (
+            f"{path}: {stale_sources(run['stamp'])} under both CPU profiles, "
+            "or run `python scripts/regenerate_records.py` for every stale record"
+        )
 
 
 def test_a_stamp_names_commit_code_profile_machine_and_time() -> None:
