@@ -44,7 +44,7 @@ from covpo.families import COLLAPSE_COVERAGES, RANDOM_COVERAGES, collapse_family
 from covpo.rates import rate_of
 from covpo.records import read_stamped_record
 from covpo.table import Table
-from covpo.validation import check_seeds
+from covpo.validation import check_instance, check_instances, check_seeds, check_text
 
 SEEDS_RECORD = Path(str(files(__package__) / "seeds_record.json"))
 """The stamped record the chapter reads, written by ``scripts/ppo_seeds.py``."""
@@ -221,15 +221,37 @@ def seed_study(seeds: Sequence[int] = RECORD_SEEDS) -> dict:
 
 
 def check_seeds_record(record: dict) -> dict:
-    """``record`` if every run holds the parts :func:`seed_study` writes over :data:`RECORD_SEEDS`, else raise ``ValueError``."""
+    """``record`` if every run holds the parts :func:`seed_study` writes over :data:`RECORD_SEEDS`, else raise ``ValueError``.
+
+    Parameters
+    ----------
+    record
+        A stamped record as :func:`covpo.records.read_stamped_record` reads it: a dict whose
+        ``"runs"`` is a non-empty list of dicts.
+
+    Returns
+    -------
+    dict
+        ``record`` itself.
+
+    Raises
+    ------
+    ValueError
+        Naming ``record`` when it is not such a dict, when a run lacks a part of :func:`seed_study`,
+        or when a run covers other seeds than :data:`RECORD_SEEDS`.
+    """
+    check_instance("record", record, dict)
+    runs = record.get("runs")
+    if not isinstance(runs, list):
+        raise ValueError(f"record must hold a list of runs under 'runs', got {type(runs).__name__}")
     parts = ("random_sweep", "collapse_sweep", "weights", "reinforce_timing", "recipes_random", "recipes_collapse",
              "long_k3")
-    for run_ in record["runs"]:
+    for run_ in check_instances("record", runs, dict):
         missing = [part for part in ("seeds", *parts) if part not in run_]
         if missing:
             raise ValueError(f"record must hold {missing} in every run; regenerate it with `{RECORD_COMMAND}`")
-        if tuple(run_["seeds"]) != RECORD_SEEDS:
-            raise ValueError(f"record must cover seeds {RECORD_SEEDS}, got {run_['seeds']}")
+        if not isinstance(run_["seeds"], (list, tuple)) or tuple(run_["seeds"]) != RECORD_SEEDS:
+            raise ValueError(f"record must cover seeds {RECORD_SEEDS}, got {run_['seeds']!r}")
     return record
 
 
@@ -339,9 +361,24 @@ VERDICTS = (
 
 
 def seeds_table(summary: dict, caption: str = "") -> Table:
-    """The weight and clipping measurements of one run of the record (:func:`seeds_summary`): ranges and counts over seeds."""
-    if not isinstance(summary, dict) or "weight_ranges" not in summary:
+    """The weight and clipping measurements of one run of the record (:func:`seeds_summary`): ranges and counts over seeds.
+
+    Parameters
+    ----------
+    summary
+        What :func:`seeds_summary` returns for one run of the record.
+    caption
+        The table's caption; empty for the default, which names the number of seeds.
+
+    Returns
+    -------
+    Table
+        One row per measurement (its lowest and highest value over the seeds) and per verdict
+        (the seeds in which it holds).
+    """
+    if not isinstance(summary, dict) or not {"n_seeds", "weight_ranges", "weight_verdicts"} <= summary.keys():
         raise ValueError("summary must be made by seeds_summary")
+    caption = check_text("caption", caption, allow_empty=True)
     n = summary["n_seeds"]
     rows = [(label, float(summary["weight_ranges"][key][0]), float(summary["weight_ranges"][key][1]), None)
             for key, label in MEASUREMENTS]
