@@ -45,6 +45,8 @@ from covpo.experiments.collapse import engine, landscape, paper_figures, phases,
 from covpo.experiments.collapse import step_sizes
 from covpo.experiments.collapse import sweeps as collapse_sweeps
 from covpo.experiments.implications import head_to_head, noise, paper_units, tuning
+from covpo.experiments.implications import anchor as anchor_design
+from covpo.experiments.implications import seeds as implication_seeds
 from covpo.labs import nonlinear, sequences
 from covpo.labs.sequences import experiment as sequence_experiment
 from covpo.plots import collapse as collapse_plots
@@ -64,8 +66,15 @@ squared_baselines, squared_batch_size, squared_curvature, squared_mse, squared_t
     importlib.import_module(f"covpo.experiments.squared_loss.{name}")
     for name in ("baselines", "batch_size", "curvature", "mse", "table_1", "inner_loop")
 )
+squared_seeds, squared_eps_scaling = (
+    importlib.import_module(f"covpo.experiments.squared_loss.{name}") for name in ("seeds", "eps_scaling")
+)
 ppo_inner_loop, ppo_coverage_loss_timing = (
     importlib.import_module(f"covpo.experiments.ppo.{name}") for name in ("inner_loop", "coverage_loss_timing")
+)
+ppo_reliability = importlib.import_module("covpo.experiments.ppo.reliability")
+ppo_seeds, ppo_comparators = (
+    importlib.import_module(f"covpo.experiments.ppo.{name}") for name in ("seeds", "comparators")
 )
 collapse_inner_factor, collapse_ridge = (
     importlib.import_module(f"covpo.experiments.collapse.{name}") for name in ("inner_factor", "ridge")
@@ -158,6 +167,46 @@ def instance() -> covpo.BanditInstance:
     return small_instance()
 
 
+@functools.cache
+def _implication_seeds_runs() -> tuple[dict, ...]:
+    return tuple(implication_seeds.seeds_record_runs())
+
+
+def implication_seeds_run() -> dict:
+    """The first run of chapter 6's stamped seeds record (read once)."""
+    return _implication_seeds_runs()[0]
+
+
+@functools.cache
+def squared_seeds_run() -> dict:
+    """The first run of chapter 5's stamped seeds record (read once)."""
+    return squared_seeds.read_seeds_record()["runs"][0]
+
+
+@functools.cache
+def squared_failure_rates() -> squared_seeds.FailureRates:
+    """The Kimi-style failure rates of :func:`squared_seeds_run`, read back from the record."""
+    return squared_seeds.failure_rates_from_entry(squared_seeds_run()["failure_rates"])
+
+
+@functools.cache
+def tiny_squared_sweeps() -> squared_seeds.SeededSweeps:
+    """Chapter 5's :func:`seeded_cost_sweeps` of a tiny KimiPO on the shared instance, two seeds."""
+    return squared_seeds.seeded_cost_sweeps((instance(),), (2.0,), (squared_method(),), eps=0.1, seeds=(0, 1))
+
+
+@functools.cache
+def ppo_seeds_record() -> dict:
+    """Chapter 4's stamped seeds record, as read from its file (read once)."""
+    return ppo_seeds.read_seeds_record()
+
+
+@functools.cache
+def ppo_seeds_summary() -> dict:
+    """What chapter 4 reports from the first run of :func:`ppo_seeds_record`."""
+    return ppo_seeds.seeds_summary(ppo_seeds_record()["runs"][0])
+
+
 def tiny_collapse() -> collapse.CollapseInstance:
     """A collapse instance with ten zero-reward responses."""
     return collapse.collapse_instance(gap=0.1, n_zero=10)
@@ -199,6 +248,26 @@ def grouped_batch() -> batches.ResponseBatch:
 def paired_batch() -> batches.ResponseBatch:
     """Four prompts with two responses each from the base policy of the shared instance."""
     return batches.draw_batch(instance(), base_table(), 4, rng(), group_size=2)
+
+
+@functools.lru_cache(maxsize=1)
+def tiny_reliability_study() -> object:
+    """PPO-NoClip with two outer iterations at C_cov = 20, one batch size, inner loops of 1 and 2 times, six seeds."""
+    noclip = ppo_reliability.reliability_methods()[0].with_hyperparameters(n_iterations=2)
+    return ppo_reliability.reliability_study((noclip,), coverages=(20.0,), batch_multipliers=(1,),
+                                             inner_multipliers=(1, 2), seeds=tuple(range(6)), progress=False)
+
+
+@functools.cache
+def tiny_stacked_collapse() -> covpo.BanditInstance:
+    """Two tabular collapse prompts with three zero-reward responses each, ``C_cov = 8``."""
+    return families.stacked_collapse_instance(2, 0.2, 8.0, n_zero=3)
+
+
+@functools.cache
+def tiny_seeded_sweep() -> sweeps.SeededCostSweep:
+    """:func:`~covpo.experiments.sweeps.cost_sweeps` of PPO-NoClip on :func:`tiny_stacked_collapse`, two seeds."""
+    return sweeps.cost_sweeps([tiny_stacked_collapse()], (8.0,), (method("ppo_noclip"),), eps=0.5, seeds=(0, 1))
 
 
 def method(algorithm: str = "reinforce") -> sweeps.Method:
@@ -671,6 +740,9 @@ def _study_entries() -> tuple[EntryPoint, ...]:
         entry("experiments.sweeps.cost_sweep", sweeps.cost_sweep, lambda: {
             "instances": [instance()], "coverages": (5.0,), "methods": (method(),), "eps": 0.1, "seed": 0},
               infinite_ok=True, coverages="coverage_grid"),
+        entry("experiments.sweeps.cost_sweeps", sweeps.cost_sweeps, lambda: {
+            "instances": [instance()], "coverages": (5.0,), "methods": (method(),), "eps": 0.1, "seeds": (0, 1)},
+              infinite_ok=True, coverages="coverage_grid"),
         entry("experiments.sweeps.compare_at_budget", sweeps.compare_at_budget, lambda: {
             "instance": instance(), "methods": (method("ppo_noclip"),), "response_budget": 16, "seed": 0}),
         entry("experiments.sweeps.budget_run", sweeps.budget_run, lambda: {
@@ -809,6 +881,28 @@ def _study_entries() -> tuple[EntryPoint, ...]:
         entry("experiments.ppo.clipping.clipping_benefit", ppo_clipping.clipping_benefit, lambda: {
             "instance": instance(), "beta": 1.0, "widths": (0.5,), "eta": 0.5, "batch_size": 4, "inner_steps": 2,
             "n_iterations": 2, "eps": 0.1, "seeds": (0,)}),
+        entry("experiments.ppo.reliability.reliability_methods", ppo_reliability.reliability_methods, lambda: {}),
+        entry("experiments.ppo.reliability.scaled_method", ppo_reliability.scaled_method, lambda: {
+            "method": method("ppo_noclip"), "batch_multiplier": 2, "inner_multiplier": 2},
+              batch_multiplier="count", inner_multiplier="count"),
+        entry("experiments.ppo.reliability.reliability_study", ppo_reliability.reliability_study, lambda: {
+            "methods": (method("ppo_noclip"),), "coverages": (20.0,), "batch_multipliers": (1,),
+            "inner_multipliers": (1,), "seeds": (0,), "eps": 0.04, "progress": False},
+              batch_multipliers="count_grid", inner_multipliers="count_grid"),
+        entry("experiments.ppo.reliability.sign_test_interval", ppo_reliability.sign_test_interval,
+              lambda: {"differences": np.arange(8.0), "level": 0.9}, differences="real_grid", level="probability"),
+        entry("experiments.ppo.reliability.paired_loss_difference", ppo_reliability.paired_loss_difference,
+              lambda: {"study": tiny_reliability_study(), "label": "PPO-NoClip", "batch_multiplier": 1, "longer": 2,
+                       "shorter": 1, "coverages": (20.0,)},
+              argument_names=("study", "label", "batch_multiplier", "longer", "shorter", "coverages"),
+              batch_multiplier="count", longer="count", shorter="count"),
+        entry("experiments.ppo.reliability.check_reliability_record", ppo_reliability.check_reliability_record,
+              lambda: {"record": ppo_reliability.read_stamped_record(ppo_reliability.RECORD_PATH)},
+              argument_names=("record",), record="mapping"),
+        entry("experiments.ppo.reliability.read_reliability_record", ppo_reliability.read_reliability_record,
+              lambda: {"path": ppo_reliability.RECORD_PATH}),
+        entry("experiments.ppo.reliability.details_over_seeds", ppo_reliability.details_over_seeds,
+              lambda: {"seeds": (0,), "progress": False}, heavy=True),
         # experiments: chapter 5, squared losses
         entry("experiments.population.kimi_population_loss", squared.kimi_population_loss, lambda: {
             "instance": instance(), "theta": theta(), "log_reference": base_table(), "beta": 1.0,
@@ -868,6 +962,9 @@ def _study_entries() -> tuple[EntryPoint, ...]:
         entry("experiments.squared_loss.table_1.table_1", squared_table_1.table_1, lambda: {
             "instance": instance(), "eps": (0.1,), "betas": (1.0,), "group_sizes": (2,), "batch_size": 4,
             "inner_steps": 2, "eta_scale": 1.0, "n_iterations": 2, "seed": 0}, eps="grid", nan_ok=True),
+        entry("experiments.squared_loss.table_1.table_1_seeds", squared_table_1.table_1_seeds, lambda: {
+            "instance": instance(), "eps": (0.1,), "betas": (1.0,), "group_sizes": (2,), "batch_size": 4,
+            "inner_steps": 2, "eta_scale": 1.0, "n_iterations": 2, "seeds": (0, 1)}, eps="grid", nan_ok=True),
         entry("experiments.squared_loss.mse.mse_path", squared_mse.mse_path,
               lambda: {"instance": instance(), "trajectory": kimi_run()}, argument_names=("instance", "trajectory")),
         entry("experiments.squared_loss.mse.rebel_objective_check", squared_mse.rebel_objective_check, lambda: {
@@ -877,6 +974,28 @@ def _study_entries() -> tuple[EntryPoint, ...]:
               lambda: {"family": "random"}),
         entry("experiments.squared_loss.batch_size.batch_size_study", squared_batch_size.batch_size_study, lambda: {
             "instance": instance(), "methods": (squared_method(),), "batch_sizes": (4,), "eps": 0.1, "seeds": (0,)}),
+        entry("experiments.squared_loss.seeds.seeded_cost_sweeps", squared_seeds.seeded_cost_sweeps, lambda: {
+            "instances": (instance(),), "coverages": (2.0,), "methods": (squared_method(),), "eps": 0.1,
+            "seeds": (0,)}, nan_ok=True, infinite_ok=True),
+        entry("experiments.squared_loss.seeds.failure_rate_study", squared_seeds.failure_rate_study, lambda: {
+            "instances": (instance(),), "coverages": (2.0,), "methods": (squared_method(),), "batch_sizes": (4,),
+            "inner_steps": (2,), "eps": 0.1, "seeds": (0,)}, inner_steps="count_grid", batch_sizes="count_grid"),
+        entry("experiments.squared_loss.seeds.failure_rates_entry", squared_seeds.failure_rates_entry,
+              lambda: {"study": squared_failure_rates()}, argument_names=("study",)),
+        entry("experiments.squared_loss.seeds.failure_rates_from_entry", squared_seeds.failure_rates_from_entry,
+              lambda: {"entry": squared_seeds_run()["failure_rates"]}, argument_names=("entry",), entry="mapping"),
+        entry("experiments.squared_loss.seeds.sweeps_entry", squared_seeds.sweeps_entry,
+              lambda: {"sweeps": tiny_squared_sweeps()}, argument_names=("sweeps",), sweeps="object", nan_ok=True),
+        entry("experiments.squared_loss.seeds.read_seeds_record", squared_seeds.read_seeds_record,
+              lambda: {"path": squared_seeds.SEEDS_RECORD}),
+        entry("experiments.squared_loss.eps_scaling.l1_beta", squared_eps_scaling.l1_beta,
+              lambda: {"eps": 0.1, "reward_range": 1.0}, eps="positive", reward_range="positive"),
+        entry("experiments.squared_loss.eps_scaling.bound_slope", squared_eps_scaling.bound_slope,
+              lambda: {"eps_grid": (0.1, 0.01)}, eps_grid="grid"),
+        entry("experiments.squared_loss.eps_scaling.rebel_eps_scaling", squared_eps_scaling.rebel_eps_scaling,
+              lambda: {"instance": instance(), "eps_grid": (0.5,), "seeds": (0,), "reward_range": 1.0,
+                       "batch_size": 4, "inner_steps": 2, "eta_scale": 1.0, "n_iterations": 2}, nan_ok=True, infinite_ok=True,
+              eps_grid="grid", skip=("reward_range",)),
         # experiments: chapter 6, implications
         entry("experiments.implications.is_test_time", head_to_head.is_test_time, lambda: {"method": method()}),
         entry("experiments.implications.is_exact", head_to_head.is_exact, lambda: {"method": method()}),
@@ -943,6 +1062,31 @@ def _study_entries() -> tuple[EntryPoint, ...]:
             "n_iterations": 2, "eta_beta": 2.0, "eps": 0.1, "n_seeds": 1, "seed": 0, "progress": False},
               infinite_ok=True),
         entry("experiments.implications.book_tuning_instance", tuning.book_tuning_instance, lambda: {"coverage": 40.0}),
+        entry("experiments.implications.anchor_run", anchor_design.anchor_run, lambda: {
+            "instance": instance(), "anchor": "reset", "batch": "fresh", "beta": 1.0, "eta": 1.0, "n_iterations": 1,
+            "batch_size": 2, "inner_steps": 2, "seed": 0}, anchor="option", batch="option", nan_ok=True),
+        entry("experiments.implications.paired_interval", anchor_design.paired_interval,
+              lambda: {"differences": np.array([0.1, -0.2, 0.3]), "level": 0.9}, differences="real_grid", level="probability"),
+        entry("experiments.implications.seeds_record_runs", implication_seeds.seeds_record_runs,
+              lambda: {"path": implication_seeds.RECORD_PATH}),
+        entry("experiments.implications.recorded_suite", implication_seeds.recorded_suite,
+              lambda: {"run": implication_seeds_run(), "part": "random"}, argument_names=("run", "part"), part="text"),
+        entry("experiments.implications.suite_rate_table", implication_seeds.suite_rate_table,
+              lambda: {"run": implication_seeds_run()}, argument_names=("run",)),
+        entry("experiments.implications.units_shares", implication_seeds.units_shares,
+              lambda: {"run": implication_seeds_run(), "family": "random", "cost": "steps"},
+              argument_names=("run", "family", "cost")),
+        entry("experiments.implications.units_share_table", implication_seeds.units_share_table,
+              lambda: {"run": implication_seeds_run()}, argument_names=("run",)),
+        entry("experiments.implications.recorded_tuning_map", implication_seeds.recorded_tuning_map,
+              lambda: {"run": implication_seeds_run(), "name": "widths"}, argument_names=("run", "name")),
+        entry("experiments.implications.recorded_sequences", implication_seeds.recorded_sequences,
+              lambda: {"run": implication_seeds_run()}, argument_names=("run",)),
+        entry("experiments.implications.recorded_network", implication_seeds.recorded_network,
+              lambda: {"run": implication_seeds_run()}, argument_names=("run",)),
+        entry("experiments.implications.anchor_study", anchor_design.anchor_study, lambda: {
+            "coverage": 10.0, "seeds": (0, 1), "eta": 1.0, "n_iterations": 1, "batch_size": 2, "inner_steps": 1,
+            "eps": 0.1, "progress": False}, nan_ok=True),
         # laboratories: token sequences
         entry("labs.sequences.sequence_collapse_instance", sequences.sequence_collapse_instance, lambda: {
             "gap": 0.1, "vocab_size": 2, "length": 2, "shared_prefix": 1, "optimal_prob": 0.1, "distractor_prob": 0.2,
@@ -1044,6 +1188,30 @@ def _study_entries() -> tuple[EntryPoint, ...]:
         entry("experiments.ppo.inner_loop_by_batch", ppo_inner_loop.inner_loop_by_batch, lambda: {
             "instance": instance(), "batch_sizes": (4,), "beta": 1.0, "eta": 0.5, "n_iterations": 2, "inner_steps": 2,
             "seed": 0}),
+        entry("experiments.ppo.comparators.restricted_base", ppo_comparators.restricted_base, lambda: {
+            "instance": tiny_stacked_collapse(), "rewards_kept": (1.0,)}, rewards_kept="real_grid",
+              infinite_ok=True),
+        entry("experiments.ppo.comparators.comparator_coverage", ppo_comparators.comparator_coverage, lambda: {
+            "instance": tiny_stacked_collapse(),
+            "log_comparator": ppo_comparators.restricted_base(tiny_stacked_collapse(), (1.0,))},
+              log_comparator="theta"),
+        entry("experiments.ppo.comparators.comparator_targets", ppo_comparators.comparator_targets, lambda: {
+            "sweeps": tiny_seeded_sweep(), "instances": [tiny_stacked_collapse()], "comparators": {"optimum": (1.0,)},
+            "eps": (0.5,), "labels": ("PPO-NoClip",)},
+              argument_names=("sweeps", "instances", "comparators", "eps", "labels"), sweeps="object",
+              eps="grid", labels="object"),
+        entry("experiments.ppo.seeds.read_seeds_record", ppo_seeds.read_seeds_record,
+              lambda: {"path": ppo_seeds.SEEDS_RECORD}),
+        entry("experiments.ppo.seeds.check_seeds_record", ppo_seeds.check_seeds_record,
+              lambda: {"record": ppo_seeds_record()}, argument_names=("record",), record="mapping"),
+        entry("experiments.ppo.seeds.seeds_summary", ppo_seeds.seeds_summary,
+              lambda: {"run_": ppo_seeds_record()["runs"][0]}, argument_names=("run_",), run_="mapping",
+              infinite_ok=True),
+        entry("experiments.ppo.seeds.seeds_table", ppo_seeds.seeds_table,
+              lambda: {"summary": ppo_seeds_summary(), "caption": "x"}, argument_names=("summary", "caption"),
+              summary="mapping"),
+        # a good call is the whole study (11 s at one seed): only seeds refused before any work are tried
+        entry("experiments.ppo.seeds.seed_study", ppo_seeds.seed_study, lambda: {"seeds": (0,)}, heavy=True),
         entry("experiments.ppo.coverage_loss_timing", ppo_coverage_loss_timing.coverage_loss_timing, lambda: {
             "method": method(), "instances": [instance()], "etas": (0.5,), "eps": 0.1, "seed": 0}, nan_ok=True),
         entry("experiments.squared_loss.squared_loss_inner_loops", squared_inner_loop.squared_loss_inner_loops,
@@ -1300,25 +1468,30 @@ ENTRY_POINTS: tuple[EntryPoint, ...] = _entries() + _study_entries()
 
 #: Results the package builds and hands back (frozen records of a run or a study); a user reads them, never builds them.
 RESULT_RECORDS: tuple[type, ...] = (
-    engine.CollapseRun, engine.ExactRunsSummary, landscape.Landscape, landscape.SimplexPath,
+    engine.CollapseRun, engine.ExactRunsSummary, engine.StepIncrements, landscape.Landscape, landscape.SimplexPath,
     squared.BaselineMoments, squared.MinimizerCheck, paper_figures.FixedReferenceRateSweep, paper_figures.Figure2aData, paper_figures.Figure2bcData,
     paper_figures.Figure1Data, paper_figures.Figure1aData, paper_figures.Figure3Data, phases.SlideProfile,
     phases.RecoveryProfile, reset_sweeps.InnerStepsSweep, reset_sweeps.PowerFit, reset_sweeps.APMDKnobSweep,
     reset_sweeps.InnerAccuracySweep, sampled.SeedSweep, step_sizes.ExponentialFits, step_sizes.LearningRateGrid,
     step_sizes.FirstSteps, collapse_sweeps.ExponentialFit, collapse_sweeps.StepsToEpsSweep, collapse_sweeps.BetaSweep,
     collapse_sweeps.BetaEscapeMap, collapse_sweeps.LearningRateSweep, head_to_head.RunOutcome, head_to_head.HeadToHead,
-    head_to_head.SuitePart, noise.NoiseStudy, paper_units.GroupCost, paper_units.UnitsRow, paper_units.UnitsComparison,
+    head_to_head.SuitePart, noise.NoiseStudy, anchor_design.AnchorRun, anchor_design.AnchorStudy,
+    implication_seeds.RecordedSuite, implication_seeds.RecordedTuningMap, paper_units.GroupCost, paper_units.UnitsRow, paper_units.UnitsComparison,
     tuning.TuningPrescriptions, tuning.TuningMap, md_experiments.MirrorDescentRate, md_experiments.ComparatorGuarantee,
     ppo_ratios.RatioSpread, ppo_ratios.RatioBoundsTable, ppo_clipping.ClipActivity,
     ppo_estimators.EstimatorSpread, ppo_concavity.Landscape, ppo_concavity.InnerLoopCurvature,
     ppo_clipping.ClippingBenefit, setting.BestOfNCurves, squared_baselines.BaselineBiasSweep,
     squared_curvature.CurvatureScan, squared_curvature.LossSlice, squared_table_1.Table1,
+    squared_table_1.SeededTable1,
     squared_mse.MSEPath, squared_mse.RebelObjectiveCheck, squared_batch_size.BatchSizeStudy,
-    sweeps.CoverageFit, sweeps.CostSweep, sweeps.RunSummary, sweeps.RecipeComparison,
+    sweeps.CoverageFit, sweeps.CostSweep, sweeps.RunSummary, sweeps.RecipeComparison, sweeps.SeededCostSweep,
+    ppo_comparators.ComparatorTargets,
     nonlinear.NonlinearExperiment, nonlinear.NetworkParameters, nonlinear.ForwardPass,
     collapse_inner_factor.InnerErrorFactors, collapse_ridge.RidgeProfile, ppo_inner_loop.PopulationAscent,
     ppo_inner_loop.BatchInnerLoops, ppo_coverage_loss_timing.CoverageLossTiming,
-    squared_inner_loop.SquaredLossInnerLoops, sequence_experiment.SequenceExperiment, sequences.SequenceBatch,
+    ppo_reliability.ReliabilityStudy, ppo_reliability.PairedDifference,
+    squared_inner_loop.SquaredLossInnerLoops, squared_seeds.SeededSweeps, squared_seeds.FailureRates,
+    squared_eps_scaling.RebelEpsScaling, sequence_experiment.SequenceExperiment, sequences.SequenceBatch,
     sequences.SurrogateParts, sequences.SequenceRatioRecord, sequences.SequencePPORun,
 ) + (() if transformer is None else (
     transformer.TransformerStudy, transformer_training.RunRecord, transformer_experiment.StudyPlan,
