@@ -90,3 +90,17 @@ def test_stated_settings_pass_when_equal_and_list_every_difference() -> None:
     assert "grid" in str(raised.value)
     with pytest.raises(ValueError, match="settings"):
         check_stated_settings({"batch": 256})
+
+
+def test_the_code_hash_ignores_docstrings_comments_and_layout_but_not_code(tmp_path: Path) -> None:
+    from covpo.records import code_text
+
+    def text(source: str) -> bytes:
+        path = tmp_path / "module.py"
+        path.write_text(source)
+        return code_text(path)
+
+    original = text('"""Doc."""\nX = 1\n"""X\'s doc."""\n\ndef f(a):\n    """Doc."""\n    return a * 2  # twice\n')
+    assert text('"""Other doc."""\nX = 1\n\ndef f(a):\n    return a * 2\n') == original
+    assert text('"""Doc."""\nX = 1\n\ndef f(a):\n    return a * 3\n') != original
+    assert text('"""Doc."""\nX = 2\n\ndef f(a):\n    return a * 2\n') != original

@@ -14,6 +14,7 @@ stamped too), so that a verdict read from it can be required to hold under both 
 
 from __future__ import annotations
 
+import ast
 import datetime
 import hashlib
 import importlib
@@ -30,7 +31,7 @@ PROFILE_VARIABLES = ("NUMBA_CPU_NAME", "NPY_DISABLE_CPU_FEATURES", "XLA_FLAGS")
 """The environment variables that set the second CPU profile (``scripts/cpu_profile.py``)."""
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-"""The checkout the package is installed from (editable install): code paths are relative to it."""
+"""The checkout the package is installed from, in an editable install; code paths are relative to it."""
 
 
 def _module_files(module_name: str) -> list[Path]:
@@ -70,13 +71,41 @@ def code_files(modules: Sequence[str], scripts: Sequence[str] = ()) -> list[Path
     return sorted(files)
 
 
+def _without_docstrings(tree: ast.AST) -> ast.AST:
+    """``tree`` with every string statement (module, class, function and attribute docstrings) removed."""
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list):
+            kept = [
+                statement for statement in body
+                if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+                        and isinstance(statement.value.value, str))
+            ]
+            node.body = kept or [ast.Pass()]
+    return tree
+
+
+def code_text(path: Path) -> bytes:
+    """What of a source file can change a result: its syntax tree without docstrings, comments or layout."""
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except SyntaxError:
+        return path.read_bytes()
+    return ast.dump(_without_docstrings(tree)).encode()
+
+
 def code_hash(modules: Sequence[str], scripts: Sequence[str] = ()) -> str:
-    """SHA-256 over the source files of :func:`code_files`, each with its path relative to the repository."""
+    """SHA-256 over the code of the files of :func:`code_files`, each with its path relative to the repository.
+
+    A file counts by its syntax tree less its docstrings (:func:`code_text`), so editing a comment,
+    a docstring or the layout leaves the hash, and the record, as they were; any change to what
+    the code computes changes the hash.
+    """
     digest = hashlib.sha256()
     for path in code_files(modules, scripts):
         digest.update(path.relative_to(REPOSITORY).as_posix().encode())
         digest.update(b"\0")
-        digest.update(path.read_bytes())
+        digest.update(code_text(path))
         digest.update(b"\0")
     return digest.hexdigest()
 

@@ -50,11 +50,11 @@ from covpo.validation import (
 )
 
 ANCHORS = ("fixed", "reset")
-"""The anchor factor: the reference stays ``pi_0``, or is reset to ``pi_t`` every outer iteration."""
+"""The levels of the anchor factor; the reference stays ``pi_0``, or is reset to ``pi_t`` every outer iteration."""
 BATCHES = ("fresh", "reused")
-"""The batch factor: a fresh on-policy batch per inner step, or one batch reused with importance weights."""
+"""The levels of the batch factor; a fresh on-policy batch per inner step, or one batch reused with importance weights."""
 FIXED_BETA = 0.05
-"""KL strength toward ``pi_0`` for the fixed anchor: its optimum is eps/2-optimal on the collapse family (chapter 6's head-to-head)."""
+"""KL strength toward ``pi_0`` for the fixed anchor, whose optimum is eps/2-optimal on the collapse family (chapter 6's head-to-head)."""
 RESET_BETA = 1.0
 """KL strength toward ``pi_t`` for the reset anchor (chapter 4's PPO-NoClip on the collapse family)."""
 BOOK_COVERAGE = 40.0
@@ -184,7 +184,7 @@ def paired_interval(differences: np.ndarray, level: float = LEVEL) -> tuple[floa
 
 
 MEASURES = ("coverage_loss", "half_loss", "final_gap")
-"""Per run: decades of coverage lost over the run, lost by the time half the reward gap closed, and ``J* - J`` at the end."""
+"""What is measured per run; decades of coverage lost over the run, lost by the time half the reward gap closed, and ``J* - J`` at the end."""
 
 
 @dataclass(frozen=True, eq=False)

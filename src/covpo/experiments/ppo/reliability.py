@@ -63,7 +63,7 @@ from covpo.validation import (
 )
 
 RELIABILITY_COVERAGES = (20.0, 40.0, 80.0, 160.0)
-"""``C_cov`` of the study: the three where the chapter's settings failed in some seeds, and 20 as a control."""
+"""``C_cov`` of the study, the three where the chapter's settings failed in some seeds, and 20 as a control."""
 BATCH_MULTIPLIERS = (1, 2, 4, 8)
 """Batch sizes of the study, as multiples of the chapter's (256 responses per outer iteration for each method)."""
 INNER_MULTIPLIERS = (1, 2, 4)
@@ -71,7 +71,7 @@ INNER_MULTIPLIERS = (1, 2, 4)
 RELIABILITY_EPS = 0.04
 """The accuracy target of the chapter's collapse sweep."""
 RELIABILITY_SEEDS = 20
-"""Seeds of the record: sweep seeds ``0 .. 19``."""
+"""How many seeds the record holds, sweep seeds ``0 .. 19``."""
 RECORD_PATH = Path(__file__).with_name("reliability_record.json")
 """The stamped record the book reads."""
 RECORD_COMMAND = "python scripts/ppo_reliability.py"

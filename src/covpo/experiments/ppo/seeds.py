@@ -50,7 +50,7 @@ SEEDS_RECORD = Path(str(files(__package__) / "seeds_record.json"))
 """The stamped record the chapter reads, written by ``scripts/ppo_seeds.py``."""
 
 RECORD_SEEDS = tuple(range(20))
-"""The seeds of the record: the first twenty."""
+"""The seeds of the record, the first twenty."""
 
 RECORD_MODULES = (
     "covpo.algorithms",
@@ -305,7 +305,7 @@ def _recipe_rates(recipes: dict) -> dict:
 def seeds_summary(run_: dict) -> dict:
     """What the chapter reports from one run of the record: rates with Wilson intervals, and ranges over seeds.
 
-    Returns a dict of ``random`` and ``collapse`` (:func:`_sweep_rates`), ``weights`` (the range
+    Returns a dict of ``random`` and ``collapse`` (the reach rates, losses and fits of one sweep), ``weights`` (the range
     over seeds of every number, and the count of seeds in which every verdict holds),
     ``recipes_random``, ``recipes_collapse`` and ``long_k3`` (per method), and REINFORCE's timing:
     ``timing_late`` (the cells losing over a factor of two whose lowest coverage comes after the first
