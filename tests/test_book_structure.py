@@ -83,7 +83,7 @@ def test_every_module_of_the_package_is_on_the_api_page():
 
 # The chapters whose checks are split into one settings check and result checks (issue 52);
 # chapter 7 (book/transformer) is reshaped by its own study and keeps its constants check.
-CHAPTERS_WITH_A_SETTINGS_CHECK = ("setting", "collapse", "mirror_descent", "ppo", "ppo_details", "squared_loss", "implications")
+CHAPTERS_WITH_A_SETTINGS_CHECK = ("setting", "collapse", "mirror_descent", "ppo", "ppo_details", "squared_loss", "squared_loss_details", "implications")
 
 
 def hidden_code_cells(chapter: str) -> list:
@@ -103,3 +103,18 @@ def test_no_check_reports_a_run_the_page_does_not_show(chapter: str) -> None:
         for line in cell.source.splitlines():
             if line.lstrip().startswith("#"):
                 assert not re.search(r"\boffline\b|run elsewhere|not shown", line, re.I), f"{chapter}.md: {line.strip()}"
+
+
+# The widest code line the content column shows without a horizontal scroll bar (688 px of
+# the book's code font), measured by tests/test_browser.py's overflow check.
+WIDEST_SHOWN_CODE_LINE = 88
+
+
+@pytest.mark.parametrize("entry", chapter_files(TOC))
+def test_shown_code_fits_the_column(entry: str) -> None:
+    notebook = jupytext.read(REPOSITORY / f"{entry}.md")
+    for cell in notebook.cells:
+        if cell.cell_type != "code" or {"remove-input", "remove-cell"} & set(cell.metadata.get("tags", [])):
+            continue
+        for line in cell.source.splitlines():
+            assert len(line) <= WIDEST_SHOWN_CODE_LINE, f"{entry}.md: a line of {len(line)} characters: {line[:60]}..."

@@ -261,7 +261,7 @@ class AnchorStudy:
                 ))
         return Table(
             ("anchor", "batch", "coverage lost, median (decades)", "worst", "lost by half the gap, median",
-             "final J* − J, median", "runs ending ε-optimal"),
+             "final $J^\\star - J$, median", "runs ending ε-optimal"),
             tuple(rows),
             caption=f"The 2 × 2 anchor design, {len(self.seeds)} seeds per cell",
         )
@@ -269,7 +269,7 @@ class AnchorStudy:
     def effect_table(self) -> Table:
         """Each factor's paired effect (mean over seeds and its t interval) on each measure, at each level of the other."""
         rows = []
-        labels = {"coverage_loss": "coverage lost", "half_loss": "lost by half the gap", "final_gap": "final J* − J"}
+        labels = {"coverage_loss": "coverage lost", "half_loss": "lost by half the gap", "final_gap": "final $J^\\star - J$"}
         for factor, levels, text in (("anchor", BATCHES, "reset − fixed, {} batch"),
                                      ("batch", ANCHORS, "reused − fresh, {} anchor")):
             for level in levels:

@@ -120,7 +120,7 @@ def units_share_table(run: dict) -> Table:
         gap = "" if row["gap"] is None else f"{row['gap']:g}"
         cells.append((row["family"], f"{row['coverage']:g}", gap, *counts))
     return Table(
-        ("family", "C_cov", "gap", "steps: yes / no / open", "rounds: yes / no / open", "responses: yes / no / open"),
+        ("family", "$C_{\\mathrm{cov}}$", "gap", "steps: yes / no / open", "rounds: yes / no / open", "responses: yes / no / open"),
         tuple(cells),
         caption=f"Resets against the fixed reference, seed by seed over {len(run['suite_seeds'])} seeds",
         notes=("yes: the reset group's cheapest method needed less than the fixed group's; no: more; "

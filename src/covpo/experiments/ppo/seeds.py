@@ -336,11 +336,11 @@ def seeds_summary(run_: dict) -> dict:
 
 
 MEASUREMENTS = (
-    ("spread_b4_low", "lowest weight at β = 4 (random, C_cov = 100)"),
+    ("spread_b4_low", "lowest weight at $\\beta = 4$ (random, $C_{\\mathrm{cov}} = 100$)"),
     ("spread_b4_high", "highest weight at β = 4"),
     ("random_extent_min", "smallest extent against β (random)"),
     ("random_extent_max", "largest extent against β (random)"),
-    ("collapse_extent_max", "largest extent against β (collapse, C_cov = 40)"),
+    ("collapse_extent_max", "largest extent against $\\beta$ (collapse, $C_{\\mathrm{cov}} = 40$)"),
     ("target_extent_max", "the targets' largest extent (clip grid)"),
     ("fixed_clip_weakest", "share clipped by PPO's interval at β = 0.25"),
     ("fixed_clip_strongest", "share clipped by PPO's interval at β = 4"),
