@@ -270,24 +270,34 @@ def cost_sweep_figure(sweep: CostSweep, title: str) -> BookFigure:
     if not sweep.reached.all():
         handles.append(Line2D([], [], color="0.3", marker="o", ls="none", mfc="none", markersize=8,
                               label="open: not $\\varepsilon$-optimal,\nplotted at the budget"))
+    _dress_cost_axes((responses_axes, steps_axes, loss_axes, legend_axes), c, sweep.coverage_loss, handles)
+    figure.suptitle(f"{title} ($\\varepsilon$ = {sweep.eps:g})")
+    return figure
+
+
+def _dress_cost_axes(axes_grid: tuple, coverages: np.ndarray, coverage_loss: np.ndarray, handles: list) -> None:
+    """Labels, scales and legend shared by :func:`cost_sweep_figure` and :func:`cost_sweeps_figure`.
+
+    ``axes_grid`` is (responses, gradient steps, coverage loss, legend); the dashed half-coverage
+    line's legend entry is appended to ``handles``.
+    """
+    responses_axes, steps_axes, loss_axes, legend_axes = axes_grid
     handles.append(Line2D([], [], color="k", ls="--", lw=1, label="half the base coverage\n($\\log_{10} 2$ decades)"))
     responses_axes.set_ylabel("responses to $\\varepsilon$")
     steps_axes.set_ylabel("gradient steps to $\\varepsilon$")
     loss_axes.set_ylabel("worst coverage loss (decades)")
     loss_axes.set_yscale("symlog", linthresh=0.1)
-    top = np.nanmax(sweep.coverage_loss) if np.any(np.isfinite(sweep.coverage_loss)) else 1.0
-    loss_axes.set_ylim(0.0, max(1.0, 1.5 * top))
+    finite = coverage_loss[np.isfinite(coverage_loss)]
+    loss_axes.set_ylim(0.0, max(1.0, 1.5 * finite.max()) if finite.size else 1.0)
     for axes in (responses_axes, steps_axes, loss_axes):
         axes.set_xscale("log")
-        _plain_log_ticks(axes.xaxis, c)
+        _plain_log_ticks(axes.xaxis, coverages)
         axes.set_xlabel("$C_{\\mathrm{cov}}$ of $\\pi_0$")
         axes.grid(alpha=0.3)
     for axes in (responses_axes, steps_axes):
         axes.set_yscale("log")
     legend_axes.set_axis_off()
     legend_axes.legend(handles=handles, loc="center", frameon=False)
-    figure.suptitle(f"{title} ($\\varepsilon$ = {sweep.eps:g})")
-    return figure
 
 
 def _seed_offsets(n_seeds: int) -> np.ndarray:
@@ -332,22 +342,7 @@ def cost_sweeps_figure(sweeps: SeededCostSweep, title: str) -> BookFigure:
     if not reached.all():
         handles.append(Line2D([], [], color="0.3", marker="o", ls="none", mfc="none", markersize=5,
                               label="open: not $\\varepsilon$-optimal,\nplotted at the budget"))
-    handles.append(Line2D([], [], color="k", ls="--", lw=1, label="half the base coverage\n($\\log_{10} 2$ decades)"))
-    responses_axes.set_ylabel("responses to $\\varepsilon$")
-    steps_axes.set_ylabel("gradient steps to $\\varepsilon$")
-    loss_axes.set_ylabel("worst coverage loss (decades)")
-    loss_axes.set_yscale("symlog", linthresh=0.1)
-    finite = sweeps.coverage_loss[np.isfinite(sweeps.coverage_loss)]
-    loss_axes.set_ylim(0.0, max(1.0, 1.5 * finite.max()) if finite.size else 1.0)
-    for axes in (responses_axes, steps_axes, loss_axes):
-        axes.set_xscale("log")
-        _plain_log_ticks(axes.xaxis, c)
-        axes.set_xlabel("$C_{\\mathrm{cov}}$ of $\\pi_0$")
-        axes.grid(alpha=0.3)
-    for axes in (responses_axes, steps_axes):
-        axes.set_yscale("log")
-    legend_axes.set_axis_off()
-    legend_axes.legend(handles=handles, loc="center", frameon=False)
+    _dress_cost_axes((responses_axes, steps_axes, loss_axes, legend_axes), c, sweeps.coverage_loss, handles)
     figure.suptitle(f"{title} ($\\varepsilon$ = {sweeps.eps:g}, seeds {sweeps.seeds[0]}-{sweeps.seeds[-1]})")
     return figure
 
