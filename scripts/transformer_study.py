@@ -1,86 +1,81 @@
-"""Run chapter 7's transformer study at full size: the learning-rate protocol, every cell, tables, figures, costs.
+"""Chapter 7's frontier study: every record the chapter reads, under both CPU profiles, in one command.
 
-    python scripts/transformer_study.py                 # the full study (about 22 times the chapter's runs)
-    python scripts/transformer_study.py --size book     # what the chapter runs
-    python scripts/transformer_study.py --out results/ --skip-sweep
+    python scripts/transformer_study.py                 # both profiles, writes the record
+    python scripts/transformer_study.py --one-profile   # this process's profile only
+    python scripts/transformer_study.py --sweep         # also the learning-rate protocol's sweep
 
-The full study first measures every arm's learning rate by the chapter's protocol (the fastest
-stable rate on a grid, mixed task, partial credit) and prints it next to the rate the book fixes
-(``covpo.labs.transformer.methods.LEARNING_RATES``); it then runs every arm on every task under
-both rewards, and three arms at larger groups, on 18 seeds over 3 base models, at the rates the
-book fixes. The same command runs on a GPU unchanged when JAX sees one (install the CUDA build of
-jaxlib); it prints which device JAX uses. It writes ``transformer.txt`` (the tables, the timings
-and a cost table over widths and lengths) and the chapter's figures as PNG into ``--out``
-(default ``_build/full``; the route figure from this run's seeds, where it ran the route's
-cells). Measured once each: 4 minutes on one NVIDIA H200, 12 minutes on an idle 2-core CPU.
+Runs :func:`covpo.labs.transformer.frontier.frontier_study_run` (8 base models, one seed each;
+the long block, 192 outer steps of 4 inner steps, under partial credit and the binary reward,
+and the same 768 optimizer steps split 48 x 16 and 24 x 32) once plainly and once under the
+second CPU profile (``scripts/cpu_profile.py``), each in its own process, and writes
+``src/covpo/labs/transformer/frontier_record.json``: one run per profile, each stamped with the
+command, the commit, a hash of the code that made it, the CPU profile, the machine, the time and
+the wall time (:mod:`covpo.records`). ``--sweep`` also measures every arm's fastest stable
+learning rate on the grid and prints it beside the shared rate the study uses. The same command
+runs on a GPU unchanged when JAX sees one (install the CUDA build of jaxlib).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
 import time
-from pathlib import Path
 
 import jax
 
-from covpo.labs.transformer import LEARNING_RATES, cost_table, transformer_study
-from covpo.labs.transformer.analysis import METRICS, paired_table, summary_table
+from cpu_profile import second_profile
+
 from covpo.labs.transformer.experiment import learning_rate_sweep
-from covpo.labs.transformer.route import route_cells, route_run
-from covpo.plots.base import figure_png
-from covpo.plots.transformer import transformer_passk_figure, transformer_route_figure, transformer_training_figure
+from covpo.labs.transformer.frontier import FRONTIER_RECORD, RECORD_MODULES, frontier_study_run
+from covpo.labs.transformer.methods import SHARED_LEARNING_RATE
+from covpo.records import REPOSITORY, profile_name, stamp, write_stamped_run
 from covpo.table import Table
 
+RECORD_COMMAND = "python scripts/transformer_study.py --one-profile"
+"""The command that writes one profile's run of the record (``regenerate_records.py`` runs it under both)."""
+RECORD_SCRIPT = "scripts/transformer_study.py"
 
-def sweep_table(size: str, seed: int) -> Table:
-    """The learning-rate protocol measured on the seeds of ``size``, with the rates the book fixes."""
-    sweep = learning_rate_sweep(size, seed=seed)
+
+def sweep_table() -> Table:
+    """The learning-rate protocol measured on the full size's seeds, beside the shared rate."""
+    sweep = learning_rate_sweep("full")
     rows = tuple((arm, *(f"{speed:.3f}{'' if stable else ' (unstable)'}" for speed, stable
-                         in zip(sweep.speed[arm], sweep.stable[arm])), f"{sweep.chosen[arm]:g}",
-                  f"{LEARNING_RATES[arm]:g}") for arm in sweep.chosen)
-    return Table(("arm", *(f"lr {rate:g}" for rate in sweep.rates), "fastest stable", "book uses"), rows,
-                 caption="Learning-rate protocol: median mean batch reward over the run (mixed task, partial credit)")
+                         in zip(sweep.speed[arm], sweep.stable[arm])), f"{sweep.chosen[arm]:g}")
+                 for arm in sweep.chosen)
+    return Table(("arm", *(f"lr {rate:g}" for rate in sweep.rates), "fastest stable"), rows,
+                 caption=f"Learning-rate protocol (the study uses {SHARED_LEARNING_RATE:g} for every arm): "
+                         "median mean batch reward over the run, mixed task, partial credit")
+
+
+def one_profile() -> None:
+    """Run the study under this process's profile and write its stamped run."""
+    print(f"JAX devices: {jax.devices()}; CPU profile: {profile_name()}", flush=True)
+    start = time.perf_counter()
+    run = frontier_study_run()
+    seconds = time.perf_counter() - start
+    write_stamped_run(FRONTIER_RECORD, {"stamp": stamp(RECORD_COMMAND, RECORD_MODULES, [RECORD_SCRIPT], seconds),
+                                        **run}, compact=True)
+    blocks = ", ".join(f"{name} {block['seconds']:.0f} s" for name, block in run["blocks"].items())
+    print(f"wrote the {profile_name()} run of {FRONTIER_RECORD.name} ({seconds:.0f} s: {blocks})", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", choices=("book", "full"), default="full")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path("_build/full"))
-    parser.add_argument("--skip-sweep", action="store_true", help="do not rerun the learning-rate protocol")
-    parser.add_argument("--widths", type=int, nargs="+", default=[32, 64, 128])
-    parser.add_argument("--lengths", type=int, nargs="+", default=[3, 6, 12])
+    parser.add_argument("--one-profile", action="store_true", help="run under this process's CPU profile only")
+    parser.add_argument("--sweep", action="store_true", help="also run the learning-rate protocol's sweep")
     arguments = parser.parse_args()
-    arguments.out.mkdir(parents=True, exist_ok=True)
-    print(f"JAX devices: {jax.devices()}")
+    if arguments.sweep:
+        print(sweep_table(), flush=True)
+    if arguments.one_profile:
+        one_profile()
+        return
     start = time.perf_counter()
-    lines = []
-    if not arguments.skip_sweep:
-        lines += [str(sweep_table(arguments.size, arguments.seed)), ""]
-        print("\n".join(lines))
-    study_start = time.perf_counter()
-    study = transformer_study(arguments.size, seed=arguments.seed)
-    study_seconds = time.perf_counter() - study_start
-    rewards = sorted({cell.reward for cell in study.cells}, key=("partial", "binary").index)
-    for reward in rewards:
-        lines += [str(summary_table(study, reward)), "", str(paired_table(study, metrics=METRICS[:4], reward=reward)),
-                  ""]
-    lines += [f"parameters: {study.n_parameters}; responses per run: {study.setup.responses}; "
-              f"gradient steps per run: {study.setup.gradient_steps}; seeds: {len(study.seeds)}",
-              *(f"{name}: {value:.3g}" for name, value in study.timings.items()), ""]
-    print("\n".join(lines[-(len(study.timings) + 2):]))
-    costs = cost_table(arguments.widths, arguments.lengths, sampler=True)
-    lines += [str(costs), f"total wall-clock: {time.perf_counter() - start:.0f} s on {jax.devices()[0]}"]
-    (arguments.out / "transformer.txt").write_text("\n".join(lines) + "\n")
-    print(costs)
-    figures = [("transformer_passk.png", transformer_passk_figure(study)),
-               ("transformer_training.png", transformer_training_figure(study))]
-    if set(route_cells()) <= set(study.cells):
-        record = {"runs": [route_run(study, "this run", study_seconds)]}
-        figures.append(("transformer_route.png", transformer_route_figure(record)))
-    for name, figure in figures:
-        (arguments.out / name).write_bytes(figure_png(figure))
-    print(f"wrote {arguments.out}")
+    for environment in ({}, second_profile()):
+        subprocess.run([sys.executable, __file__, "--one-profile"], cwd=REPOSITORY,
+                       env={**os.environ, **environment}, check=True)
+    print(f"both profiles: {time.perf_counter() - start:.0f} s")
 
 
 if __name__ == "__main__":

@@ -2,17 +2,18 @@
 
 Every function or class a user calls is listed once as an :class:`EntryPoint`: a name, the
 callable, a factory of keyword arguments for one good call (fresh generators every time, tiny
-instances, well under 0.2 s), and the kind of each argument that is fuzzed. The kind decides
-which bad values apply (:func:`bad_values`): a count gets 0, a negative, NaN, infinity, 1e308,
-a string, ``None``, a bool, a fraction and a complex number; a log-probability table gets NaN
-entries, a wrong shape, an empty array, complex entries, unnormalized rows and a table of
-probabilities; a flag gets strings and numbers; a list of seeds gets an empty list and bad
-entries; and so on. The fuzz suite (``tests/test_fuzz.py``) and the report script
-(``scripts/fuzz_report.py``) both read :data:`ENTRY_POINTS`, so they fuzz exactly the same
-surface. Every public function and class of :mod:`covpo.experiments` and :mod:`covpo.labs` is
-either an entry point here or in :data:`NOT_FUZZED` with the reason (result records the package
-builds, and the JAX internals of the transformer laboratory); a test keeps that true. The
-bad-input promise is issue 18's, extended by issue 33; the algorithms are those of Huang et al. (2026).
+instances, well under 0.2 s), and the kind of each argument that is fuzzed. The kind decides which
+bad values apply (:func:`bad_values`): a count gets 0, a negative, NaN, infinity, 1e308, a string,
+``None``, a bool, a fraction and a complex number; a log-probability table gets NaN entries, a
+wrong shape, an empty array, complex entries, unnormalized rows and a table of probabilities; a
+label that must not be empty also gets the empty string; a flag gets strings and numbers; a list
+of seeds gets an empty list and bad entries; and so on. The fuzz suite (``tests/test_fuzz.py``)
+and the report script (``scripts/fuzz_report.py``) both read :data:`ENTRY_POINTS`, so they fuzz
+exactly the same surface. Every public function and class of :mod:`covpo.experiments` and
+:mod:`covpo.labs` is either an entry point here or in :data:`NOT_FUZZED` with the reason (result
+records the package builds, and the JAX internals of the transformer laboratory); a test keeps
+that true. The bad-input promise is issue 18's, extended by issue 33; the algorithms are those of
+Huang et al. (2026).
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ from covpo.plots import mirror_descent as md_plots
 from covpo.plots import ppo as ppo_plots
 from covpo.plots import setting as setting_plots
 from covpo.plots import squared_loss as squared_plots
+from covpo.diagnose import cli as diagnose_cli
+from covpo.diagnose import measures as diagnose_measures
+from covpo.diagnose import readers as diagnose_readers
+from covpo.diagnose import report as diagnose_report
+from covpo.diagnose import success as diagnose_success
 from tests.helpers import small_instance
 
 # The modules of the PPO and squared-loss chapters, by full name: each package re-exports
@@ -1284,14 +1290,14 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
         entry("labs.transformer.near_miss", transformer.near_miss, lambda: {"task": task(), "prompts": prompts()},
               skip=("prompts",)),
         entry("labs.transformer.answer_index", transformer_task.answer_index,
-              lambda: {"answers": prompts(), "n_symbols": 3}, skip=("answers",)),
+              lambda: {"answers": prompts(), "n_symbols": 3}, answers="indices"),
         entry("labs.transformer.is_hard", transformer_task.is_hard, lambda: {"task": task(), "prompts": prompts()},
               skip=("prompts",)),
         entry("labs.transformer.mixture_weights", transformer_task.mixture_weights,
               lambda: {"task": task(), "prompts": prompts()}, skip=("prompts",)),
         entry("labs.transformer.reward", transformer.reward, lambda: {
             "task": task(), "prompts": prompts(), "answers": transformer.correct_answer(task(), prompts()),
-            "kind": "partial"}, skip=("prompts", "answers")),
+            "kind": "partial"}, answers="indices"),
         entry("labs.transformer.pass_at_k", transformer.pass_at_k, lambda: {
             "n": 8, "correct": np.array([0, 3, 8]), "ks": np.array([1, 2, 8])}, correct="indices"),
         entry("labs.transformer.exact_pass_at_k", transformer.exact_pass_at_k,
@@ -1333,7 +1339,7 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
             "label": "APMD - base", "first": transformer_analysis.Side("APMD"),
             "second": transformer_analysis.Side(transformer_analysis.BASE),
             "minus": (transformer_analysis.Side("APMD", "decoupled"), transformer_analysis.Side("fixed, weak β"))},
-              first="object", second="object", minus="object"),
+              label="nonempty_text", first="object", second="object", minus="object"),
         entry("labs.transformer.chapter_comparisons", transformer_analysis.chapter_comparisons,
               lambda: {"reward": "binary"}, reward="option"),
         entry("labs.transformer.run_metric", transformer_analysis.run_metric,
@@ -1462,8 +1468,104 @@ def route_record() -> dict:
     return {"runs": [transformer_route.route_run(study, "default", 1.5)]}
 
 
+DIAGNOSE_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "diagnose"
+"""The log fixtures of ``covpo.diagnose`` (a verl rollout folder and a TRL run)."""
+DIAGNOSE_OUTPUT = Path(__file__).resolve().parent.parent / "_build" / "fuzz" / "diagnose"
+"""Where the fuzz cases of the log writers and the report write (the build folder, which git ignores)."""
+
+
+@functools.cache
+def diagnose_log() -> diagnose_readers.CompletionLog:
+    """A small completion log: two prompts over six steps, one solved early and never after."""
+    rewards = np.concatenate([[1.0, 0.0, 0.0, 0.0, 1.0, 0.0] if step < 2 else [0.0] * 4 + [1.0, 0.0] for step in range(6)])
+    return diagnose_readers.completion_log(np.repeat(np.arange(6), 6), (["lost"] * 4 + ["kept"] * 2) * 6,
+                                           [f"c{i}" for i in range(36)], {"correct": rewards})
+
+
+@functools.cache
+def diagnose_visits() -> diagnose_measures.Visits:
+    return diagnose_measures.visits(diagnose_log())
+
+
+@functools.cache
+def diagnose_result() -> diagnose_measures.Diagnosis:
+    return diagnose_measures.diagnose(diagnose_log(), windows=3)
+
+
+def _diagnose_entries() -> tuple[EntryPoint, ...]:
+    """Every public function of :mod:`covpo.diagnose`, on a six-step log and the package's fixtures."""
+    counts = {"successes": "count_grid", "trials": "count_grid"}
+    return (
+        entry("diagnose.completion_log", diagnose_readers.completion_log, lambda: {
+            "steps": np.array([0, 0, 1, 1]), "prompts": ["a", "a", "a", "a"], "completions": ["w", "x", "y", "z"],
+            "rewards": {"r": np.array([1.0, 0.0, 0.0, 1.0])}}, steps="count_grid", prompts="text",
+              completions="text", rewards="mapping"),
+        entry("diagnose.detect_format", diagnose_readers.detect_format,
+              lambda: {"path": DIAGNOSE_FIXTURES / "verl"}),
+        entry("diagnose.read_log", diagnose_readers.read_log, lambda: {
+            "path": DIAGNOSE_FIXTURES / "verl", "threshold": 1.0, "progress": False}, threshold="real"),
+        entry("diagnose.write_trl_step", diagnose_readers.write_trl_step, lambda: {
+            "directory": DIAGNOSE_OUTPUT / "trl", "step": 3, "prompts": ["a", "a"], "completions": ["x", "y"],
+            "rewards": {"r": [1.0, 0.0]}}, skip=("directory",), step="count0", prompts="text", completions="text",
+              rewards="mapping"),
+        entry("diagnose.write_verl_step", diagnose_readers.write_verl_step, lambda: {
+            "directory": DIAGNOSE_OUTPUT / "verl", "step": 3, "inputs": ["a", "a"], "outputs": ["x", "y"],
+            "scores": [1.0, 0.0]}, skip=("directory",), step="count0", inputs="text", outputs="text",
+              scores="rewards"),
+        entry("diagnose.success_rule", diagnose_success.success_rule, lambda: {
+            "available": ("correct", "tidy"), "reward": "correct", "threshold": 1.0}, available="text",
+              reward="text", threshold="real"),
+        entry("diagnose.visits", diagnose_measures.visits, lambda: {"log": diagnose_log()}, log="object"),
+        entry("diagnose.wilson_interval", diagnose_measures.wilson_interval, lambda: {
+            "successes": np.array([0, 3]), "trials": np.array([8, 8]), "level": 0.95}, level="probability", **counts),
+        entry("diagnose.pass_at_k", diagnose_measures.pass_at_k, lambda: {
+            "successes": np.array([0, 3]), "trials": np.array([8, 8]), "k": 2}, k="count", **counts),
+        entry("diagnose.beta_binomial_fit", diagnose_measures.beta_binomial_fit, lambda: {
+            "successes": np.array([0, 3, 1]), "trials": np.array([8, 8, 8])}, **counts),
+        entry("diagnose.beta_binomial_pass_at_k", diagnose_measures.beta_binomial_pass_at_k, lambda: {
+            "fit": diagnose_measures.BetaBinomialFit(0.5, 2.0, 10), "k": 64}, fit="object", k="count"),
+        entry("diagnose.step_windows", diagnose_measures.step_windows, lambda: {
+            "steps": np.array([1, 2, 3, 4]), "windows": 2}, steps="count_grid", windows="count"),
+        entry("diagnose.difficulty_groups", diagnose_measures.difficulty_groups, lambda: {
+            "table": diagnose_visits(), "windows": 3}, table="object", windows="count"),
+        entry("diagnose.coverage_loss", diagnose_measures.coverage_loss, lambda: {
+            "table": diagnose_visits(), "windows": 3, "zero_visits": 2, "alpha": 0.05}, table="object",
+              windows="count", zero_visits="count", alpha="probability"),
+        entry("diagnose.signature", diagnose_measures.signature, lambda: {
+            "table": diagnose_visits(), "windows": 3, "level": 0.95}, table="object", windows="count",
+              level="probability", nan_ok=True),
+        entry("diagnose.bin_comparison", diagnose_measures.bin_comparison, lambda: {
+            "table": diagnose_visits(), "windows": 3}, table="object", windows="count"),
+        entry("diagnose.pass_at_k_curves", diagnose_measures.pass_at_k_curves, lambda: {
+            "table": diagnose_visits(), "windows": 3, "ks": (1, 2, 16)}, table="object", windows="count",
+              ks="count_grid", nan_ok=True),
+        entry("diagnose.visit_counts", diagnose_measures.visit_counts, lambda: {"table": diagnose_visits()},
+              table="object"),
+        entry("diagnose.diagnose", diagnose_measures.diagnose, lambda: {
+            "log": diagnose_log(), "windows": 3, "zero_visits": 2, "alpha": 0.05, "level": 0.95}, log="object",
+              windows="count", zero_visits="count", alpha="probability", level="probability", nan_ok=True),
+        entry("diagnose.verdict", diagnose_report.verdict, lambda: {"diagnosis": diagnose_result()},
+              diagnosis="object"),
+        entry("diagnose.heatmap_figure", diagnose_report.heatmap_figure, lambda: {
+            "diagnosis": diagnose_result(), "max_prompts": 5, "max_columns": 4}, diagnosis="object",
+              max_prompts="count", max_columns="count"),
+        entry("diagnose.signature_figure", diagnose_report.signature_figure, lambda: {"diagnosis": diagnose_result()},
+              diagnosis="object"),
+        entry("diagnose.pass_at_k_figure", diagnose_report.pass_at_k_figure, lambda: {"diagnosis": diagnose_result()},
+              diagnosis="object"),
+        entry("diagnose.report_html", diagnose_report.report_html, lambda: {
+            "diagnosis": diagnose_result(), "title": "run"}, diagnosis="object", title="text"),
+        entry("diagnose.write_report", diagnose_report.write_report, lambda: {
+            "diagnosis": diagnose_result(), "out": DIAGNOSE_OUTPUT / "report.html"}, skip=("out",),
+              diagnosis="object"),
+        entry("diagnose.parser", diagnose_cli.parser, dict),
+        entry("diagnose.main", diagnose_cli.main, lambda: {
+            "argv": [str(DIAGNOSE_FIXTURES / "verl"), "--no-progress"]}, skip=("argv",)),
+    )
+
+
 #: Every public entry point, in the order above.
-ENTRY_POINTS: tuple[EntryPoint, ...] = _entries() + _study_entries()
+ENTRY_POINTS: tuple[EntryPoint, ...] = _entries() + _study_entries() + _diagnose_entries()
 
 
 #: Results the package builds and hands back (frozen records of a run or a study); a user reads them, never builds them.
@@ -1493,6 +1595,9 @@ RESULT_RECORDS: tuple[type, ...] = (
     squared_inner_loop.SquaredLossInnerLoops, squared_seeds.SeededSweeps, squared_seeds.FailureRates,
     squared_eps_scaling.RebelEpsScaling, sequence_experiment.SequenceExperiment, sequences.SequenceBatch,
     sequences.SurrogateParts, sequences.SequenceRatioRecord, sequences.SequencePPORun,
+    diagnose_readers.CompletionLog, diagnose_success.SuccessRule, diagnose_measures.Visits,
+    diagnose_measures.BetaBinomialFit, diagnose_measures.DifficultyGroups, diagnose_measures.CoverageLoss,
+    diagnose_measures.Signature, diagnose_measures.PassAtK, diagnose_measures.Diagnosis,
 ) + (() if transformer is None else (
     transformer.TransformerStudy, transformer_training.RunRecord, transformer_experiment.StudyPlan,
     transformer_experiment.LearningRateSweep, transformer.PairedInterval,
@@ -1504,8 +1609,8 @@ JAX_INTERNALS: tuple[str, ...] = (
     "model.teacher_forcing_inputs", "model.token_log_probs", "model.answer_log_probs", "model.answer_logits",
     "model.group_answer_logits", "model.group_token_log_probs", "model.prefix_tree_logits",
     "model.all_answer_token_log_probs", "model.all_answer_log_probs", "exact.regularized_target",
-    "exact.sequence_kl", "exact.regularized_objective", "training.group_advantages", "training.centered_rewards",
-    "training.synced_reference", "training.policy_loss", "training.apmd_loss", "training.answer_log_probs_pair",
+    "exact.sequence_kl", "exact.regularized_objective", "training.group_advantages", "training.leave_one_out_rewards",
+    "training.synced_reference", "training.is_sync_step", "training.policy_loss", "training.apmd_loss", "training.answer_log_probs_pair",
     "training.held_out_log_probs", "training.reward_tables", "training.pretraining_loss", "training.pretrain",
     "training.pretrain_models", "training.train_runs", "training.RunInputs", "training.PretrainingData",
     "sampling.sample_answers",
@@ -1525,7 +1630,7 @@ NOT_FUZZED: Mapping[object, str] = {
 }
 
 #: The packages whose every public function and class the fuzz suite must cover.
-FUZZED_PACKAGES = ("covpo.experiments", "covpo.labs")
+FUZZED_PACKAGES = ("covpo.experiments", "covpo.labs", "covpo.diagnose")
 
 
 def public_callables() -> dict[str, object]:
@@ -1572,8 +1677,9 @@ def bad_values(kind: str, good: object) -> list[BadValue]:
                 BadValue("bool", True)]
     if kind == "flag":
         return [BadValue("string", "no"), BadValue("int", 1), BadValue("float", 0.0), nothing, BadValue("complex", 1j)]
-    if kind == "text":
-        return [BadValue("int", 3), nothing, BadValue("bytes", b"label"), BadValue("list", ["label"])]
+    if kind in ("text", "nonempty_text"):
+        values = [BadValue("int", 3), nothing, BadValue("bytes", b"label"), BadValue("list", ["label"])]
+        return values + ([BadValue("empty", "")] if kind == "nonempty_text" else [])
     if kind == "seeds":
         return [BadValue("empty", ()), BadValue("negative_entry", (0, -1)), BadValue("fractional_entry", (0, 2.5)),
                 BadValue("none_entry", (0, None)), BadValue("complex_entry", (0, 1j)), text, nothing,

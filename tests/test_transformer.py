@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -36,6 +38,8 @@ from covpo.labs.transformer import (  # noqa: E402
     train_runs,
 )
 import covpo.labs.transformer.training as training  # noqa: E402
+from covpo.labs.transformer.analysis import Comparison, Side  # noqa: E402
+from covpo.labs.transformer.literature import STUDIES  # noqa: E402
 from covpo.labs.transformer.experiment import plan_study  # noqa: E402
 from covpo.labs.transformer.model import (  # noqa: E402
     all_answer_log_probs,
@@ -241,6 +245,49 @@ def test_task_rewards_and_conventions():
     assert correct_answer(decoupled, easy).tolist() == [[3, 2, 1]]
     assert correct_answer(decoupled, hard).tolist() == [[1, 0, 0]]
     assert near_miss(decoupled, hard).tolist() == [[1, 0, 1]]
+
+
+@pytest.mark.parametrize("answers", [[[9, 0, 0]], [[-1, 0, 0]], [[0.5, 0, 0]], None, 0.5],
+                         ids=["out-of-range", "negative", "fractional", "none", "scalar"])
+def test_answer_index_refuses_what_is_no_answer(answers):
+    """Issue 53: a symbol outside ``[0, n_symbols)`` or a fraction used to land on another answer's position."""
+    with pytest.raises(ValueError, match="answers"):
+        answer_index(answers, 8)
+
+
+def test_answer_index_checks_host_arrays_and_leaves_traced_ones_to_the_compiled_loop():
+    answers = np.array([[1, 2, 3], [7, 7, 7]])
+    assert answer_index(answers, 8).tolist() == [83, 511]
+    assert np.asarray(answer_index(jnp.asarray(answers), 8)).tolist() == [83, 511]
+    assert np.asarray(jax.jit(partial(answer_index, n_symbols=8))(answers)).tolist() == [83, 511]
+    with pytest.raises(ValueError, match="answers"):
+        answer_index(jnp.asarray([[8, 0, 0]]), 8)
+
+
+@pytest.mark.parametrize("answers", [[[4, 0, 1]], [[1, 0, -1]], [[1, 0]]], ids=["out-of-range", "negative", "short"])
+def test_reward_refuses_answers_outside_the_task(answers):
+    """Issue 53: an answer outside the alphabet is no string of the task; it used to score 0."""
+    task = ReversalTask(n_symbols=4, length=3)
+    with pytest.raises(ValueError, match="answers"):
+        reward(task, np.array([[2, 0, 1]]), np.array(answers), "partial")
+    with pytest.raises(ValueError, match="prompts"):
+        reward(task, np.array([[2, 0, 4]]), np.array([[1, 0, 3]]), "binary")
+
+
+def test_comparison_refuses_an_empty_label():
+    with pytest.raises(ValueError, match="label"):
+        Comparison("", Side("APMD"), Side("fixed, weak β"))
+
+
+def test_every_literature_row_cites_a_bibliography_entry_with_its_arxiv_link():
+    """Issue 53: each study of chapter 7's literature table names a ``references.bib`` key that has a url."""
+    bibliography = (Path(__file__).resolve().parent.parent / "references.bib").read_text()
+    keys = [re.search(r"\((\w+)\)$", study).group(1) for study, *_ in STUDIES]
+    assert "wu2025invisible" in keys and len(set(keys)) == len(STUDIES)
+    for key in keys:
+        entry = re.search(r"@\w+\{" + key + r",(.*?)\n\}", bibliography, re.S)
+        assert entry is not None, key
+        assert re.search(r"url\s*=\s*\{https://arxiv\.org/abs/\d{4}\.\d{5}\}", entry.group(1)), key
 
 
 def test_prefix_tree_log_probs_equal_teacher_forcing_of_every_answer():

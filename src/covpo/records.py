@@ -200,10 +200,11 @@ def read_stamped_record(path: str | Path, check: Callable[[dict], dict] | None =
     return check(record) if check is not None else record
 
 
-def write_stamped_run(path: str | Path, run: dict) -> None:
+def write_stamped_run(path: str | Path, run: dict, compact: bool = False) -> None:
     """Add a stamped ``run`` to the record in ``path`` (created if missing), replacing the run of the same profile.
 
     Runs of other profiles made from other code are dropped, so a record never mixes code versions.
+    ``compact`` writes one run per line instead of one value per line (for records of long series).
     """
     if not isinstance(path, (str, Path)) or Path(path).suffix != ".json":
         raise ValueError(f"path must be the path of a .json file, got {path!r}")
@@ -217,7 +218,11 @@ def write_stamped_run(path: str | Path, run: dict) -> None:
         and other["stamp"]["code_hash"] == run["stamp"]["code_hash"]
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"runs": kept + [run]}, indent=1) + "\n")
+    if compact:
+        lines = ",\n".join(json.dumps(kept_run, separators=(",", ":")) for kept_run in kept + [run])
+        path.write_text('{"runs": [\n' + lines + "\n]}\n")
+    else:
+        path.write_text(json.dumps({"runs": kept + [run]}, indent=1) + "\n")
 
 
 def stamped_record_files(root: str | Path | None = None) -> list[Path]:

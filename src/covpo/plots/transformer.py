@@ -22,6 +22,7 @@ import numpy as np
 from covpo.labs.transformer import ARM_NAMES, TransformerStudy
 from covpo.labs.transformer.methods import STRONG_ARM, WEAK_ARM
 from covpo.labs.transformer.analysis import BASE
+from covpo.labs.transformer.frontier_analysis import median_frontier
 from covpo.labs.transformer.route import ROUTE_COMPARISONS, ROUTE_METRICS, route_profiles
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, series_style
@@ -32,7 +33,7 @@ KEY_ARMS = (WEAK_ARM, STRONG_ARM, "APMD", "APMD, exact target")
 PROMPTS = (("training", "hard training prompts"), ("held-out", "hard held-out prompts"))
 
 
-STYLE_INDEX = {WEAK_ARM: 0, STRONG_ARM: 1, "APMD": 2, "APMD, exact target": 4}
+STYLE_INDEX = {WEAK_ARM: 0, STRONG_ARM: 1, "APMD": 2, "APMD, exact target": 4, "ProRL-style": 3, "β = 0": 5}
 """Style positions of the drawn arms, with four distinct colours and markers, none of them faint."""
 
 
@@ -183,3 +184,68 @@ def transformer_widget(study: TransformerStudy) -> Explorable:
 
     return explorable(figure_function, [slider], "A transformer post-trained: every cell of the study, seed by seed")
 
+
+
+FRONTIER_ARMS = (WEAK_ARM, STRONG_ARM, "β = 0", "ProRL-style", "APMD", "APMD, exact target")
+"""The arms the frontier figure draws, beside exact mirror descent."""
+MIRROR_DESCENT_STYLE = {"color": "0.45", "linestyle": "--", "marker": ""}
+"""Exact mirror descent, the path of a perfect inner loop, in every figure of the frontier record."""
+
+
+def frontier_arm_style(arm: str) -> dict[str, str]:
+    """The style of ``arm`` (or ``"mirror descent"``) in the frontier figures."""
+    return dict(MIRROR_DESCENT_STYLE) if arm == "mirror descent" else arm_style(arm)
+
+
+def transformer_frontier_figure(record: dict, profile: str, levels: np.ndarray, *, measure: str = "pass@256",
+                                ylabel: str = "exact pass@256, hard prompts", reward: str = "partial",
+                                arms: tuple[str, ...] = FRONTIER_ARMS) -> BookFigure:
+    """The reward-coverage frontier: ``measure`` of the hard prompts against exact pass@1, along training.
+
+    One line per arm, the median over seeds at each pass@1 level that at least half the seeds
+    reach, with the interquartile range shaded; training and held-out panels. From the long
+    block of the frontier record's run under ``profile``.
+    """
+    figure = new_figure(COLUMN_WIDTH, 3.6)
+    panels = figure.subplots(1, 2, sharey=True)
+    for axes, (panel, title) in zip(panels, PROMPTS):
+        for arm in (*arms, "mirror descent"):
+            stats = median_frontier(record, profile, arm, levels, measure=measure, panel=panel, reward=reward)
+            style = frontier_arm_style(arm)
+            shown = np.isfinite(stats[:, 0])
+            axes.plot(levels[shown], stats[shown, 0], color=style["color"], ls=style["linestyle"],
+                      marker=style["marker"], markevery=2, label=arm)
+            axes.fill_between(levels[shown], stats[shown, 1], stats[shown, 2], color=style["color"], alpha=0.12,
+                              lw=0)
+        axes.set_title(title, loc="left")
+        axes.set_xlabel(f"exact pass@1, all {panel} prompts")
+        axes.grid(alpha=0.3)
+    panels[0].set_ylabel(ylabel)
+    handles, labels = panels[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=4, frameon=False)
+    return figure
+
+
+def transformer_near_miss_figure(record: dict, profile: str, levels: np.ndarray,
+                                 arms: tuple[str, ...] = FRONTIER_ARMS) -> BookFigure:
+    """Where the hard prompts' probability goes: the near miss's and the correct answer's mean probability against pass@1.
+
+    Median over seeds per pass@1 level (training prompts, long block, partial credit).
+    """
+    figure = new_figure(COLUMN_WIDTH, 3.4)
+    panels = figure.subplots(1, 2, sharex=True)
+    for axes, (measure, title) in zip(panels, (("near", "near miss"), ("log10_coverage", "correct answer"))):
+        for arm in (*arms, "mirror descent"):
+            stats = median_frontier(record, profile, arm, levels, measure=measure)
+            style = frontier_arm_style(arm)
+            shown = np.isfinite(stats[:, 0])
+            axes.plot(levels[shown], stats[shown, 0], color=style["color"], ls=style["linestyle"],
+                      marker=style["marker"], markevery=2, label=arm)
+        axes.set_title(f"hard training prompts: {title}", loc="left")
+        axes.set_xlabel("exact pass@1, all training prompts")
+        axes.grid(alpha=0.3)
+    panels[0].set_ylabel("mean probability")
+    panels[1].set_ylabel("mean $\\log_{10}$ probability")
+    handles, labels = panels[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=4, frameon=False)
+    return figure

@@ -21,6 +21,7 @@ from .experiment import TASKS, TransformerStudy
 from .methods import ARM_NAMES, STRONG_ARM, WEAK_ARM
 from .paired import PairedInterval, sign_test_interval
 from .task import REWARDS
+from .training import Method
 
 BASE = "base model"
 """The pseudo-arm of the base model."""
@@ -71,7 +72,7 @@ class Comparison:
     minus: tuple[Side, Side] | None = None
 
     def __post_init__(self) -> None:
-        check_text("label", self.label, allow_empty=True)
+        check_text("label", self.label)
         check_instance("first", self.first, Side)
         check_instance("second", self.second, Side)
         if self.minus is not None and (not isinstance(self.minus, tuple) or len(self.minus) != 2
@@ -218,7 +219,11 @@ def summary_table(study: TransformerStudy, reward: str = "partial") -> Table:
                         "G: answers per prompt; every run draws the same number of answers per step"))
 
 
-def _reference_text(method) -> str:
+def reference_text(method: Method) -> str:
+    """What ``method``'s reference is and how often it is reset, in words (the arms tables' column)."""
+    if method.family == "apmd":
+        state = "optimizer re-initialised" if method.reset_optimizer else "optimizer state carried"
+        return f"the sampling policy, reset every outer step ({state})"
     if method.family != "grpo":
         return "the sampling policy, reset every outer step"
     if method.beta == 0:
@@ -227,7 +232,8 @@ def _reference_text(method) -> str:
         return "the base model, fixed"
     mix = ("replaced by the policy" if method.sync_alpha == 1
            else f"mixed with the policy ($\\alpha = {method.sync_alpha:g}$)")
-    return f"{mix} every {method.sync_every} optimizer steps"
+    reset = ", optimizer re-initialised" if method.reset_optimizer else ""
+    return f"{mix} every {method.sync_every} optimizer steps{reset}"
 
 
 LOSSES = {"grpo": "GRPO surrogate, k3 penalty", "rebel": "Rebel squared loss",
@@ -247,7 +253,7 @@ def arms_table(study: TransformerStudy) -> Table:
             loss = "leave-one-out advantage, clipped ratio"
         if method.exact_reward:
             loss += ", exact reward"
-        rows.append((name, loss, f"{method.beta:g}", _reference_text(method), f"{method.learning_rate:g}",
+        rows.append((name, loss, f"{method.beta:g}", reference_text(method), f"{method.learning_rate:g}",
                      study.setup.responses if method.draws_responses else 0, study.setup.gradient_steps))
     return Table(("arm", "loss", "$\\beta$", "reference", "learning rate", "responses per run",
                   "gradient steps per run"),

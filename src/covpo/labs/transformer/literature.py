@@ -2,7 +2,8 @@
 
 Each row says what the study measured, at what scale, what it reported (in our words; a number
 only where its abstract or project page states it) and how chapter 7's laboratory relates to it.
-The rows are citations of public papers, not measurements of ours.
+The rows are citations of public papers, not measurements of ours; each names, in parentheses,
+the ``references.bib`` entry it cites (with the paper's arXiv link).
 """
 
 from __future__ import annotations
@@ -16,10 +17,22 @@ STUDIES = (
      "RL-trained models win at small k, the base models at large k; the six algorithms perform similarly",
      "the same crossing on held-out hard prompts, with coverage known exactly"),
     ("Liu et al. 2025, ProRL (liu2025prorl)",
-     "prolonged GRPO-style training of a 1.5B-parameter model with a KL penalty and periodic resets of the "
-     "reference, on a broad set of verifiable tasks",
-     "RL-trained models beat the base model across pass@k, also where the base model fails at every k",
-     "periodic resets at TRL's settings (weak $\\beta$) behave like the fixed reference here; we do not run long"),
+     "prolonged GRPO-style training of a 1.5B-parameter model with a KL penalty, on a broad set of verifiable "
+     "tasks; the reference is periodically hard-reset to a recent copy of the policy, and the optimizer state "
+     "is re-initialised at each reset",
+     "pass@k against the base model differs by task: the gains diminish on some, plateau on others and keep "
+     "improving with training on others, including tasks the base model fails at every k; the gains track "
+     "the base model's weakness on the task and the training length",
+     "a ProRL-style arm (strong $\\beta$, the reference hard-reset and the optimizer re-initialised at fixed "
+     "intervals) is compared with the fixed references and APMD in this chapter's frontier study"),
+    ("Wu et al. 2025, The Invisible Leash (wu2025invisible)",
+     "the empirical support of RLVR-trained models against their base models: which correct answers each "
+     "reaches as the sampling budget grows, and entropy per token and per answer",
+     "pass@1 improves, while at large budgets more correct answers drop out of reach than come into it, and "
+     "answers the base model could sample are not recovered; entropy per answer falls even where entropy per "
+     "token rises",
+     "our models give every answer some mass, so support never shrinks exactly: the coverage of the correct "
+     "answer does, known exactly here and compared across arms in this chapter's frontier study"),
     ("Song, Kempe and Munos 2025 (song2025outcome)",
      "diversity of RL-trained models on competition math, on training and test problems",
      "diversity falls even on the training set, and the loss on solved problems carries over to unsolved ones",

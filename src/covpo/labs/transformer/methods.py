@@ -14,19 +14,22 @@ Every arm is a :class:`~covpo.labs.transformer.training.Method` on the shared lo
 - ``"REINFORCE, leave-one-out"``: the leave-one-out baseline, no normalization, no penalty;
 - ``"Rebel"``: the Rebel-OnPolicy squared loss (paper Algorithm 5) at the strong ``beta``;
 - ``"APMD"``: the theory's prescription (reset to the sampling policy every outer step, strong
-  ``beta``, the exact ``KL(pi || pi_t)``, sampled rewards);
+  ``beta``, the exact ``KL(pi || pi_t)``, sampled rewards with a leave-one-out baseline, and the
+  optimizer state re-initialised at every reset, so each outer step solves its own subproblem);
 - ``"APMD, exact target"``: the same inner objective with the exact expected reward (no
-  responses drawn), so its inner loop fits the exact mirror-descent target.
+  responses drawn), so its inner loop fits the exact mirror-descent target;
+- ``"APMD, state carried"`` and ``"APMD, exact target, state carried"``: the same two with the
+  Adam state carried across resets (a variant, not the theory's statement);
+- ``"ProRL-style"``: the k3 penalty at the strong ``beta`` to a reference that is hard-reset to
+  the policy, with the optimizer re-initialised, every quarter of the run
+  (:data:`PRORL_RESETS_PER_RUN`), after ProRL's recipe (Liu et al. 2025; the period is ours).
 
-The protocol for each arm's learning rate is the fastest stable rate on a grid
-(:func:`fastest_stable_rate`, after the procedure of the paper's appendix C.1: the rate that
-improves reward fastest in a short sweep). The full study (``scripts/transformer_study.py``)
-measures it and prints it next to :data:`LEARNING_RATES`, the rates the chapter uses. Two
-completed runs of that measurement, on 18 seeds and on machines that round differently (a GPU and
-a 2-core CPU), chose these rates for every arm but two: for REINFORCE with leave-one-out the
-speeds at ``3e-3`` and ``1e-2`` differ by under 0.01 and their order flipped between the runs,
-and for Rebel the rate ``3e-3`` kept every seed's reward from falling back in one run and not in
-the other. For those two arms the protocol does not single out one rate.
+**One learning rate for every arm** (:data:`SHARED_LEARNING_RATE`): arms differ in their
+method only, and the chapter compares them at matched reward or matched KL to the base model
+along their paths, so an arm that moves slower is compared where it has moved as far, never at
+its end point. The full study's sweep (:func:`fastest_stable_rate`, after the procedure of the
+paper's appendix C.1) still measures each arm's fastest stable rate on :data:`LEARNING_RATE_GRID`
+and prints it beside the shared rate.
 """
 
 from __future__ import annotations
@@ -47,6 +50,10 @@ TRL_DEFAULT_ALPHA = 0.6
 """TRL's default ``ref_model_mixup_alpha``."""
 SYNCS_PER_RUN = 8
 """How many times a TRL-sync arm refreshes its reference in one run (our scaling of TRL's period)."""
+PRORL_RESETS_PER_RUN = 4
+"""How many hard reference resets (with the optimizer re-initialised) the ProRL-style arm makes per run (ours)."""
+SHARED_LEARNING_RATE = 3e-3
+"""The one Adam step size of every arm (module docstring)."""
 LEARNING_RATE_GRID = (1e-3, 3e-3, 1e-2, 3e-2)
 """The grid the full study searches for every arm."""
 
@@ -55,23 +62,26 @@ WEAK_ARM = "fixed, weak β"
 STRONG_ARM = "fixed, strong β"
 """The control arm, the same at :data:`STRONG_BETA`."""
 
+PRORL_ARM = "ProRL-style"
+"""Strong penalty, reference hard-reset with the optimizer re-initialised every quarter of the run."""
+APMD_ARM = "APMD"
+"""APMD as the theory states it: sampled rewards, a reset every outer step, the optimizer state re-initialised."""
+EXACT_ARM = "APMD, exact target"
+"""The same with the exact expected reward (a perfect reward estimate; only the parameterization and optimizer err)."""
+CARRIED_ARM = "APMD, state carried"
+"""APMD with the Adam state carried across resets."""
+EXACT_CARRIED_ARM = "APMD, exact target, state carried"
+"""The exact-target arm with the Adam state carried across resets."""
+
 ARM_NAMES = (WEAK_ARM, STRONG_ARM, "TRL sync, α = 0.6", "TRL sync, α = 1", "β = 0",
-             "REINFORCE, leave-one-out", "Rebel", "APMD", "APMD, exact target")
+             "REINFORCE, leave-one-out", "Rebel", PRORL_ARM, APMD_ARM, EXACT_ARM, CARRIED_ARM, EXACT_CARRIED_ARM)
 """The arms, in the order of the chapter's tables."""
 
-BOOK_ARM_NAMES = tuple(name for name in ARM_NAMES if name != "Rebel")
-"""The arms the book's study runs, all but Rebel.
+BOOK_ARM_NAMES = (WEAK_ARM, STRONG_ARM, APMD_ARM, EXACT_ARM)
+"""The arms the chapter's own short study runs (the frontier study runs the rest at full length)."""
 
-The rate protocol has not settled on a rate at which Rebel learns on every seed of the full study
-(module docstring), and an arm that does not learn says nothing about what learning does to
-coverage. The full study still runs it.
-"""
-
-LEARNING_RATES = {
-    WEAK_ARM: 3e-3, STRONG_ARM: 1e-3, "TRL sync, α = 0.6": 3e-3, "TRL sync, α = 1": 3e-3,
-    "β = 0": 3e-3, "REINFORCE, leave-one-out": 1e-2, "Rebel": 3e-3, "APMD": 3e-3, "APMD, exact target": 3e-3,
-}
-"""Each arm's rate on :data:`LEARNING_RATE_GRID` (the full study's sweep measures them; module docstring)."""
+LEARNING_RATES = {name: SHARED_LEARNING_RATE for name in ARM_NAMES}
+"""Each arm's rate: :data:`SHARED_LEARNING_RATE` for every arm (module docstring)."""
 
 
 def sync_period(gradient_steps: int) -> int:
@@ -85,6 +95,7 @@ def make_arm(name: str, learning_rate: float, gradient_steps: int) -> Method:
     check_option("name", name, ARM_NAMES)
     check_positive("learning_rate", learning_rate)
     period = sync_period(gradient_steps)
+    prorl_period = max(1, gradient_steps // PRORL_RESETS_PER_RUN)
     arms = {
         WEAK_ARM: dict(beta=WEAK_BETA),
         STRONG_ARM: dict(beta=STRONG_BETA),
@@ -93,8 +104,11 @@ def make_arm(name: str, learning_rate: float, gradient_steps: int) -> Method:
         "β = 0": dict(),
         "REINFORCE, leave-one-out": dict(advantage="loo"),
         "Rebel": dict(family="rebel", beta=STRONG_BETA),
-        "APMD": dict(family="apmd", beta=STRONG_BETA),
-        "APMD, exact target": dict(family="apmd", beta=STRONG_BETA, exact_reward=True),
+        PRORL_ARM: dict(beta=STRONG_BETA, sync_every=prorl_period, sync_alpha=1.0, reset_optimizer=True),
+        APMD_ARM: dict(family="apmd", beta=STRONG_BETA, reset_optimizer=True),
+        EXACT_ARM: dict(family="apmd", beta=STRONG_BETA, exact_reward=True, reset_optimizer=True),
+        CARRIED_ARM: dict(family="apmd", beta=STRONG_BETA),
+        EXACT_CARRIED_ARM: dict(family="apmd", beta=STRONG_BETA, exact_reward=True),
     }
     return Method(name, learning_rate, **arms[name])
 
@@ -106,6 +120,8 @@ def default_arms(gradient_steps: int, names: tuple[str, ...] = ARM_NAMES) -> tup
         raise ValueError(f"names must be a non-empty selection of {ARM_NAMES}, got {names!r}")
     for name in names:
         check_option("names", name, ARM_NAMES)
+    if len(set(names)) != len(names):
+        raise ValueError(f"names must not repeat an arm, got {names!r}")
     return tuple(make_arm(name, LEARNING_RATES[name], gradient_steps) for name in names)
 
 
@@ -130,6 +146,8 @@ def fastest_stable_rate(rates, rewards) -> tuple[float, np.ndarray, np.ndarray]:
     """
     rates = check_positive_grid("rates", rates)
     rewards = check_real_array("rewards", rewards)
+    if not np.isfinite(rewards).all():
+        raise ValueError("rewards must be finite (a run whose reward is NaN or infinite diverged: rerun it at a smaller rate)")
     if rewards.ndim != 3 or rewards.shape[0] != len(rates) or rewards.shape[2] < 4:
         raise ValueError(f"rewards must have shape [{len(rates)}, seeds, steps >= 4], got {rewards.shape}")
     quarter = rewards.shape[2] // 4

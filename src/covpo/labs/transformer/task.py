@@ -95,6 +95,23 @@ def _xp(array):
     return jnp if isinstance(array, jax.Array) else np
 
 
+def _check_symbols(name: str, strings: object, n_symbols: int, length: int | None = None) -> object:
+    """``strings`` (last axis: the ``L`` symbols of each string) after checking it on the host, or raise naming ``name``.
+
+    Every symbol must be an integer in ``[0, n_symbols)`` and the array must have a last axis
+    (of ``length`` symbols where given). A traced array inside compiled JAX code (a
+    ``jax.core.Tracer``) has no values to check and is returned as it is; a concrete JAX array is
+    checked and returned unchanged, anything else comes back as an int64 numpy array.
+    """
+    if isinstance(strings, jax.core.Tracer):
+        return strings
+    checked = check_index_array(name, strings, n_symbols)
+    if checked.ndim == 0 or (length is not None and checked.shape[-1] != length):
+        expected = "L" if length is None else str(length)
+        raise ValueError(f"{name} must have a last axis of {expected} symbols, got shape {checked.shape}")
+    return strings if isinstance(strings, jax.Array) else checked
+
+
 def all_prompts(task: ReversalTask) -> np.ndarray:
     """Every prompt, in lexicographic order (shape ``[n_symbols**L, L]``)."""
     check_instance("task", task, ReversalTask)
@@ -154,8 +171,16 @@ def near_miss(task: ReversalTask, prompts):
 
 
 def answer_index(answers, n_symbols: int):
-    """The position of each answer (last axis, ``L`` symbols) in the lexicographic list of all ``n_symbols**L`` answers."""
+    """The position of each answer (last axis, ``L`` symbols) in the lexicographic list of all ``n_symbols**L`` answers.
+
+    Concrete ``answers`` (numpy, lists, JAX arrays on the host) must hold integer symbols in
+    ``[0, n_symbols)`` and have a last axis, else a ``ValueError`` names ``answers``: an
+    out-of-range or fractional symbol would otherwise land on another answer's position. Traced
+    arrays inside the compiled training loop are not checked (their symbols come from the task's
+    own rules, :func:`correct_answer` and :func:`near_miss`).
+    """
     check_count("n_symbols", n_symbols, 2)
+    answers = _check_symbols("answers", answers, n_symbols)
     weights = n_symbols ** _xp(answers).arange(answers.shape[-1] - 1, -1, -1)
     return (answers * weights).sum(-1)
 
@@ -175,9 +200,17 @@ def mixture_weights(task: ReversalTask, prompts) -> tuple:
 
 
 def reward(task: ReversalTask, prompts, answers, kind: str):
-    """Reward of ``answers`` to ``prompts`` (``kind`` ``"partial"`` or ``"binary"``); works on numpy and JAX arrays."""
+    """Reward of ``answers`` to ``prompts`` (``kind`` ``"partial"`` or ``"binary"``); works on numpy and JAX arrays.
+
+    Concrete ``prompts`` and ``answers`` must hold integer symbols in ``[0, task.n_symbols)`` with a
+    last axis of ``task.length``, else a ``ValueError`` names the argument (an answer outside the
+    alphabet is no string of the task, not a wrong one worth 0). Traced arrays inside compiled
+    JAX code are not checked.
+    """
     check_instance("task", task, ReversalTask)
     check_option("kind", kind, REWARDS)
+    prompts = _check_symbols("prompts", prompts, task.n_symbols, task.length)
+    answers = _check_symbols("answers", answers, task.n_symbols, task.length)
     correct = (answers == correct_answer(task, prompts)).all(-1)
     if kind == "binary":
         return correct.astype(jnp.float32)

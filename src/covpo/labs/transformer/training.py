@@ -42,12 +42,15 @@ target ``pi*_{t+1} = pi_t exp(r / beta) / Z``
 target's estimate from the batch.
 The KL divergence is the exact sum over all answers of each prompt of the batch
 (:func:`~covpo.labs.transformer.model.all_answer_log_probs`). ``R_t`` is either the sampled
-importance-weighted estimate ``mean_i w_i (r_i - mean_group r)`` with sequence-level ratios
+importance-weighted estimate ``mean_i w_i (r_i - b_i)`` with sequence-level ratios and the
+leave-one-out baseline ``b_i``, the mean reward of the group's other answers
 (PPO-NoClip's reward term) or, for the exact-target control, the exact expected reward
 ``mean_x sum_y pi_theta(y|x) r(x, y)``, which draws no responses: its inner loop fits the exact
 target, and what it loses comes from the parameterization and the optimizer alone. After every
 outer step the loop records the inner loop's accuracy, ``mean_x KL(pi_{t+1} || pi*_{t+1})``
-over all training prompts (the quantity the paper's APMD guarantee asks to be small).
+over all training prompts (the quantity the paper's APMD guarantee asks to be small). With
+``reset_optimizer`` the Adam state starts afresh at every outer step, so each outer step solves
+its own subproblem; without it the moments carry over from the previous subproblems.
 
 Because a method's constants are data, one compiled program runs every method of the
 ``"grpo"`` and ``"rebel"`` families and another every ``"apmd"`` method, and ``jax.vmap`` runs
@@ -110,6 +113,11 @@ class Method:
     exact_reward
         ``"apmd"`` only: use the exact expected reward instead of the sampled estimate (the
         exact-target control, which draws no responses).
+    reset_optimizer
+        Re-initialise the Adam state whenever the reference is reset: at every outer step for the
+        ``"apmd"`` family (each outer step then solves its own subproblem afresh, as the theory
+        states APMD), at every hard sync (``sync_alpha = 1``) for the ``"grpo"`` family (ProRL's
+        recipe). ``False`` carries the state across resets.
     """
 
     name: str
@@ -121,6 +129,7 @@ class Method:
     sync_every: int = 0
     sync_alpha: float = 1.0
     exact_reward: bool = False
+    reset_optimizer: bool = False
 
     def __post_init__(self) -> None:
         check_text("name", self.name)
@@ -137,6 +146,11 @@ class Method:
         check_flag("exact_reward", self.exact_reward)
         if self.exact_reward and self.family != "apmd":
             raise ValueError("exact_reward applies to the apmd family only")
+        check_flag("reset_optimizer", self.reset_optimizer)
+        if self.reset_optimizer and self.family == "rebel":
+            raise ValueError("reset_optimizer applies to the apmd family and to grpo with reference syncs only")
+        if self.reset_optimizer and self.family == "grpo" and not (self.sync_every and self.sync_alpha == 1.0):
+            raise ValueError("reset_optimizer needs hard reference syncs (sync_every > 0, sync_alpha = 1) in the grpo family")
 
     @property
     def exact(self) -> bool:
@@ -155,6 +169,7 @@ class Method:
             "clip_eps": jnp.float32(self.clip_eps), "loo": jnp.float32(self.advantage == "loo"),
             "sync_every": jnp.int32(self.sync_every), "sync_alpha": jnp.float32(self.sync_alpha),
             "rebel": jnp.float32(self.family == "rebel"), "exact_reward": jnp.float32(self.exact_reward),
+            "reset_optimizer": jnp.float32(self.reset_optimizer),
         }
 
 
@@ -279,10 +294,28 @@ def group_advantages(rewards: jax.Array, slot_groups: jax.Array, loo: jax.Array)
     return jnp.where(loo > 0, leave_one_out, normalized)
 
 
-def centered_rewards(rewards: jax.Array, slot_groups: jax.Array) -> jax.Array:
-    """``r`` minus its group's mean reward (the paper's stylized GRPO advantage, no normalization)."""
+def leave_one_out_rewards(rewards: jax.Array, slot_groups: jax.Array) -> jax.Array:
+    """``r`` minus the mean reward of the other answers of its group.
+
+    The baseline leaves the answer itself out, so the sampled reward term of the ``"apmd"``
+    family estimates ``R_t(theta)`` minus a constant without bias, and the inner objective's
+    maximizer is the mirror-descent target's estimate (a baseline that includes the answer
+    would scale the reward term by ``(G - 1) / G``).
+    """
     same = (slot_groups[:, None] == slot_groups[None, :]).astype(rewards.dtype)
-    return rewards - (same @ rewards.sum(1, keepdims=True)) / (same.sum(1, keepdims=True) * rewards.shape[1])
+    count = same.sum(1, keepdims=True) * rewards.shape[1]
+    return rewards - (same @ rewards.sum(1, keepdims=True) - rewards) / (count - 1)
+
+
+def _reset_where(reset: jax.Array, opt_state: optax.OptState) -> optax.OptState:
+    """The Adam state re-initialised (zero moments, count zero) where ``reset``, else unchanged."""
+    return jax.tree_util.tree_map(lambda leaf: jnp.where(reset, jnp.zeros_like(leaf), leaf), opt_state)
+
+
+def is_sync_step(optimizer_step: jax.Array, constants: dict) -> jax.Array:
+    """Whether the reference is synced after optimizer step ``optimizer_step`` (counted from 1): every ``sync_every`` steps."""
+    every = constants["sync_every"]
+    return (every > 0) & (optimizer_step % jnp.maximum(every, 1) == 0)
 
 
 def synced_reference(params: Params, reference: Params, optimizer_step: jax.Array, constants: dict) -> Params:
@@ -292,8 +325,7 @@ def synced_reference(params: Params, reference: Params, optimizer_step: jax.Arra
     theta_ref`` (``alpha = sync_alpha``; 1 is a hard reset); between syncs, and always when
     ``sync_every`` is 0, it is unchanged.
     """
-    every = constants["sync_every"]
-    sync = (every > 0) & (optimizer_step % jnp.maximum(every, 1) == 0)
+    sync = is_sync_step(optimizer_step, constants)
     alpha = constants["sync_alpha"]
     return jax.tree_util.tree_map(lambda p, r: jnp.where(sync, alpha * p + (1 - alpha) * r, r), params, reference)
 
@@ -383,7 +415,8 @@ def _one_run(setup: TrainingSetup, exact: jax.Array, constants: dict, run: RunIn
     def exact_steps(state, batch):
         params, ref, opt_state = state
         slot_prompts, indices, _, _, _, log_policy, rewards, _ = batch
-        advantages = centered_rewards(rewards, run.slot_groups)
+        advantages = leave_one_out_rewards(rewards, run.slot_groups)
+        opt_state = _reset_where(constants["reset_optimizer"] > 0, opt_state)
 
         def inner(state, _):
             params, opt_state = state
@@ -405,6 +438,8 @@ def _one_run(setup: TrainingSetup, exact: jax.Array, constants: dict, run: RunIn
             grads = jax.grad(policy_loss)(params, config, prompts, answers, old, ref_log_probs, rewards, advantages,
                                           constants)
             params, opt_state = _adam_update(grads, opt_state, constants["learning_rate"], params)
+            synced = is_sync_step(step * K + i + 1, constants)
+            opt_state = _reset_where(synced & (constants["reset_optimizer"] > 0), opt_state)
             return (params, synced_reference(params, ref, step * K + i + 1, constants), opt_state), None
 
         return jax.lax.scan(inner, (params, ref, opt_state), jnp.arange(K))[0]
