@@ -28,11 +28,12 @@ SHARED_BETWEEN_CHAPTERS = {"covpo.experiments.collapse": frozenset({"covpo.exper
 
 #: What each layer must not import, by module-name prefix.
 FORBIDDEN = {
-    "core": ("covpo.algorithms", "covpo.experiments", "covpo.labs", "covpo.plots"),
-    "package": ("covpo.experiments", "covpo.labs", "covpo.plots"),
-    "algorithms": ("covpo.experiments", "covpo.labs", "covpo.plots"),
-    "experiments": ("covpo.labs", "covpo.plots"),
+    "core": ("covpo.algorithms", "covpo.experiments", "covpo.labs", "covpo.plots", "covpo.diagnose"),
+    "package": ("covpo.experiments", "covpo.labs", "covpo.plots", "covpo.diagnose"),
+    "algorithms": ("covpo.experiments", "covpo.labs", "covpo.plots", "covpo.diagnose"),
+    "experiments": ("covpo.labs", "covpo.plots", "covpo.diagnose"),
     "labs": ("covpo.experiments", "covpo.plots"),
+    "diagnose": ("covpo.experiments", "covpo.labs"),
 }
 
 
