@@ -21,7 +21,9 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import json
 import math
+import os
 import pkgutil
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -90,15 +92,14 @@ try:
     from covpo.labs import transformer
     from covpo.labs.transformer import analysis as transformer_analysis
     from covpo.labs.transformer import experiment as transformer_experiment
-    from covpo.labs.transformer import inner_steps as transformer_inner_steps
+    from covpo.labs.transformer import frontier as transformer_frontier
+    from covpo.labs.transformer import frontier_analysis as transformer_frontier_analysis
     from covpo.labs.transformer import literature as transformer_literature
-    from covpo.labs.transformer import records as transformer_records
-    from covpo.labs.transformer import route as transformer_route
     from covpo.labs.transformer import task as transformer_task
     from covpo.labs.transformer import training as transformer_training
 except ImportError:  # the transformer extra (JAX) is not installed
     transformer = transformer_analysis = transformer_experiment = transformer_literature = None
-    transformer_inner_steps = transformer_records = transformer_route = transformer_task = transformer_training = None
+    transformer_frontier = transformer_frontier_analysis = transformer_task = transformer_training = None
 
 
 @dataclass(frozen=True)
@@ -488,7 +489,7 @@ KIND_BY_NAME: Mapping[str, str] = {
     "coefficients": "theta", "log_sequence_probs": "theta", "initial_params": "theta", "hidden_scale": "positive",
     "output_scale": "positive", "function": "callable", "tasks": "object", "gradient_steps": "count",
     "n_slots": "count", "slot_size": "count", "sync_every": "count0", "exact_reward": "flag", "study": "object",
-    "metric": "option", "arm": "option",
+    "metric": "option", "arm": "option", "record": "mapping",
 }
 
 
@@ -1361,44 +1362,81 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
               lambda: {"study": synthetic_study(), "reward": "partial"}, study="object", reward="option"),
         entry("labs.transformer.arms_table", transformer_analysis.arms_table, lambda: {"study": synthetic_study()},
               study="object"),
-        entry("labs.transformer.inner_steps_block", transformer_inner_steps.inner_steps_block, lambda: {
-            "study": synthetic_study(names=transformer_inner_steps.ARMS), "seconds": 1.5}, study="object",
-              seconds="positive"),
-        entry("labs.transformer.check_inner_steps_record", transformer_inner_steps.check_inner_steps_record,
-              lambda: {"record": inner_steps_record()}, record="object"),
-        entry("labs.transformer.read_inner_steps_record", transformer_inner_steps.read_inner_steps_record,
-              lambda: {"path": transformer_inner_steps.BOOK_RECORD}, path="object"),
-        entry("labs.transformer.inner_steps_interval", transformer_inner_steps.inner_steps_interval, lambda: {
-            "record": inner_steps_record(), "profile": "default", "inner_steps": 2,
-            "comparison": transformer_inner_steps.COMPARISONS[0].label, "metric": pass_metric},
-              record="object", profile="option", inner_steps="count", comparison="option", metric="option"),
-        entry("labs.transformer.inner_steps_closed", transformer_inner_steps.inner_steps_closed, lambda: {
-            "record": inner_steps_record(), "profile": "default", "inner_steps": 2, "arm": "APMD"},
-              record="object", profile="option", inner_steps="count", arm="option"),
-        entry("labs.transformer.inner_steps_table", transformer_inner_steps.inner_steps_table,
-              lambda: {"record": inner_steps_record()}, record="object"),
-        entry("labs.transformer.route_cells", transformer_route.route_cells, dict),
-        entry("labs.transformer.route_run", transformer_route.route_run, lambda: {
-            "study": synthetic_study(cells=transformer_route.route_cells()), "profile": "default", "seconds": 1.5},
-              study="object", profile="text", seconds="positive"),
-        entry("labs.transformer.check_route_record", transformer_route.check_route_record,
-              lambda: {"record": route_record()}, record="object"),
-        entry("labs.transformer.read_route_record", transformer_route.read_route_record,
-              lambda: {"path": transformer_route.ROUTE_RECORD}, path="object"),
-        entry("labs.transformer.route_profiles", transformer_route.route_profiles,
-              lambda: {"record": route_record()}, record="object"),
-        entry("labs.transformer.route_interval", transformer_route.route_interval, lambda: {
-            "record": route_record(), "profile": "default",
-            "comparison": transformer_route.ROUTE_COMPARISONS[0].label, "metric": pass_metric},
-              record="object", profile="option", comparison="option", metric="option"),
-        entry("labs.transformer.route_table", transformer_route.route_table,
-              lambda: {"record": route_record()}, record="object"),
-        entry("labs.transformer.read_record", transformer_records.read_record, lambda: {
-            "path": transformer_route.ROUTE_RECORD, "check": transformer_route.check_route_record},
-              path="object", check="callable"),
-        entry("labs.transformer.write_run", transformer_records.write_run, lambda: {
-            "path": FUZZ_RECORD, "run": route_record()["runs"][0],
-            "check": transformer_route.check_route_record}, run="object", check="callable"),
+        entry("labs.transformer.reference_text", transformer_analysis.reference_text,
+              lambda: {"method": transformer.make_arm("ProRL-style", 3e-3, 40)}),
+        entry("labs.transformer.kept_steps", transformer_frontier.kept_steps, lambda: {"n_steps": 40}),
+        # the record's stamp hashes frontier.py's code, which checks none of these arguments: a good call only
+        entry("labs.transformer.first_loss_step", transformer_frontier.first_loss_step, lambda: {
+            "log_coverage": np.log(np.array([[0.5, 0.9], [0.01, 0.9]])), "hard": np.array([True, False]),
+            "inner_steps": 4}, skip=("log_coverage", "hard", "inner_steps")),
+        entry("labs.transformer.run_paths", transformer_frontier.run_paths, lambda: {
+            "study": synthetic_study(), "run": 7}, study="object", run="count0"),
+        entry("labs.transformer.mirror_descent_paths", transformer_frontier.mirror_descent_paths, lambda: {
+            "study": synthetic_study(), "beta": 0.5}, study="object"),
+        # a good call is the whole frontier study (hours): only values refused before any work are tried
+        entry("labs.transformer.frontier_study_run", transformer_frontier.frontier_study_run, lambda: {
+            "progress": False, "seed": 0}, heavy=True),
+        entry("labs.transformer.read_frontier_record", transformer_frontier_analysis.read_frontier_record,
+              lambda: {"path": frontier_record_file()}, argument_names=("path",)),
+        entry("labs.transformer.profiles", transformer_frontier_analysis.profiles,
+              lambda: {"record": frontier_record()}, argument_names=("record",)),
+        entry("labs.transformer.block_paths", transformer_frontier_analysis.block_paths, lambda: {
+            "record": frontier_record(), "profile": "second", "block": "48x16", "arm": "APMD", "reward": "partial"},
+              argument_names=("record", "profile", "block", "arm", "reward"), profile="option", block="option",
+              reward="option"),
+        entry("labs.transformer.value_at_level", transformer_frontier_analysis.value_at_level, lambda: {
+            "path": frontier_record()["runs"][0]["blocks"]["long"]["paths"][0], "movement": "kl",
+            "measure": "pass@16", "level": 0.3, "panel": "held-out"},
+              argument_names=("path", "movement", "measure", "level", "panel"), movement="option",
+              measure="option", level="real", panel="option"),
+        entry("labs.transformer.matched_comparison", transformer_frontier_analysis.matched_comparison, lambda: {
+            "record": frontier_record(), "profile": "default", "first": "APMD", "second": "mirror descent",
+            "level": 0.3, "movement": "pass1", "measure": "log10_coverage", "panel": "training", "block": "long",
+            "reward": "partial"},
+              argument_names=("record", "profile", "first", "second", "level", "movement", "measure", "panel", "block",
+                              "reward"), profile="option", first="text", second="text", level="real",
+              movement="option", measure="option", panel="option", block="option", reward="option"),
+        entry("labs.transformer.matched_verdict", transformer_frontier_analysis.matched_verdict, lambda: {
+            "record": frontier_record(), "first": "APMD", "second": "fixed, weak β", "level": 0.3},
+              argument_names=("record", "first", "second", "level"), first="text", second="text", level="real"),
+        entry("labs.transformer.median_frontier", transformer_frontier_analysis.median_frontier, lambda: {
+            "record": frontier_record(), "profile": "default", "arm": "APMD", "levels": np.array([0.1, 0.3, 0.9]),
+            "movement": "pass1", "measure": "near", "panel": "held-out", "block": "24x32", "reward": "partial"},
+              argument_names=("record", "profile", "arm", "levels", "movement", "measure", "panel", "block", "reward"),
+              profile="option", levels="real_grid", movement="option", measure="option", panel="option",
+              block="option", reward="option", nan_ok=True),
+        entry("labs.transformer.collapse_onset", transformer_frontier_analysis.collapse_onset, lambda: {
+            "record": frontier_record(), "profile": "default", "arm": "mirror descent", "panel": "held-out",
+            "block": "long", "reward": "partial"},
+              argument_names=("record", "profile", "arm", "panel", "block", "reward"), profile="option",
+              panel="option", block="option", reward="option"),
+        entry("labs.transformer.ended_below", transformer_frontier_analysis.ended_below, lambda: {
+            "record": frontier_record(), "profile": "default", "arm": "fixed, weak β", "panel": "held-out",
+            "block": "48x16", "reward": "partial"},
+              argument_names=("record", "profile", "arm", "panel", "block", "reward"), profile="option",
+              panel="option", block="option", reward="option"),
+        entry("labs.transformer.inner_accuracy", transformer_frontier_analysis.inner_accuracy, lambda: {
+            "record": frontier_record(), "profile": "default", "arm": "APMD", "block": "48x16", "tolerance": 0.7},
+              argument_names=("record", "profile", "arm", "block", "tolerance"), profile="option", block="option",
+              tolerance="positive"),
+        entry("labs.transformer.matched_table", transformer_frontier_analysis.matched_table, lambda: {
+            "record": frontier_record(), "rows": (("APMD", "fixed, weak β", 0.3),)},
+              argument_names=("record", "rows"), rows="object"),
+        entry("labs.transformer.frontier_arms_table", transformer_frontier_analysis.frontier_arms_table, dict),
+        entry("labs.transformer.comparison_cell", transformer_frontier_analysis.comparison_cell, lambda: {
+            "record": frontier_record(), "first": "APMD", "second": "fixed, weak β", "level": 0.3},
+              argument_names=("record", "first", "second", "level"), first="text", second="text", level="real"),
+        entry("labs.transformer.comparison_text", transformer_frontier_analysis.comparison_text, lambda: {
+            "record": frontier_record(), "first": "APMD", "second": "fixed, weak β", "level": 0.3},
+              argument_names=("record", "first", "second", "level"), first="text", second="text", level="real"),
+        entry("labs.transformer.frontier_table", transformer_frontier_analysis.frontier_table, lambda: {
+            "record": frontier_record(), "pairs": (("APMD", "fixed, weak β"),), "levels": (0.2, 0.3)},
+              argument_names=("record", "pairs", "levels"), pairs="object", levels="real_grid"),
+        entry("labs.transformer.onset_table", transformer_frontier_analysis.onset_table, lambda: {
+            "record": frontier_record(), "arms": ("fixed, weak β", "APMD")},
+              argument_names=("record", "arms"), arms="instances"),
+        entry("labs.transformer.inner_table", transformer_frontier_analysis.inner_table, lambda: {
+            "record": frontier_record(), "arms": ("APMD",)}, argument_names=("record", "arms"), arms="instances"),
         entry("labs.transformer.measure_cost", transformer.measure_cost, lambda: {
             "config": config(), "batch": 16, "repeats": 1, "sampler": False, "seed": 0}, heavy=True, batch="count"),
         entry("labs.transformer.cost_table", transformer.cost_table, lambda: {
@@ -1451,21 +1489,34 @@ def synthetic_study(n_seeds: int = 6, n_steps: int = 2, names: tuple[str, ...] =
 
 
 @functools.cache
-def inner_steps_record() -> dict:
-    """A record of longer inner loops (``covpo.labs.transformer.inner_steps``) with one run, of one block, of :func:`synthetic_study`."""
-    block = transformer_inner_steps.inner_steps_block(synthetic_study(names=transformer_inner_steps.ARMS), 1.5)
-    return {"runs": [{"profile": "default", "blocks": [block]}]}
+def frontier_record() -> dict:
+    """A frontier record (``covpo.labs.transformer.frontier``) of :func:`synthetic_study`'s paths: two profiles, every block.
+
+    Every block holds the same six seeds of a weak fixed reference and APMD (two outer steps of
+    two inner steps), the long block also exact mirror descent from the same base models; the
+    stamps name only the CPU profile, all the reading functions look at.
+    """
+    study = synthetic_study()
+    paths = [transformer_frontier.run_paths(study, run) for run in range(len(study.run_cell))]
+    blocks = {name: {"n_steps": 2, "inner_steps": 2, "seconds": 1.5, "paths": paths}
+              for name in transformer_frontier.BLOCKS}
+    blocks["long"] = {**blocks["long"], "mirror_descent": transformer_frontier.mirror_descent_paths(study)}
+    return {"runs": [{"stamp": {"command": "fuzz", "profile": profile}, "blocks": blocks}
+                     for profile in ("default", "second")]}
 
 
-FUZZ_RECORD = Path(__file__).resolve().parent.parent / "_build" / "fuzz" / "route_record.json"
-"""Where the fuzz cases of ``write_run`` write their record (the build folder, which git ignores)."""
+FUZZ_RECORD = Path(__file__).resolve().parent.parent / "_build" / "fuzz" / "frontier.json"
+"""Where the fuzz cases of ``read_frontier_record`` find their record (the build folder, which git ignores)."""
 
 
 @functools.cache
-def route_record() -> dict:
-    """A record of the route comparisons (``covpo.labs.transformer.route``) with one run of :func:`synthetic_study` of the route's cells."""
-    study = synthetic_study(cells=transformer_route.route_cells())
-    return {"runs": [transformer_route.route_run(study, "default", 1.5)]}
+def frontier_record_file() -> Path:
+    """:data:`FUZZ_RECORD`, holding :func:`frontier_record` (written once per process, atomically: test workers share it)."""
+    FUZZ_RECORD.parent.mkdir(parents=True, exist_ok=True)
+    written = FUZZ_RECORD.with_name(f"{FUZZ_RECORD.stem}.{os.getpid()}.tmp")
+    written.write_text(json.dumps(frontier_record()))
+    os.replace(written, FUZZ_RECORD)
+    return FUZZ_RECORD
 
 
 DIAGNOSE_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "diagnose"
@@ -1529,8 +1580,8 @@ def _diagnose_entries() -> tuple[EntryPoint, ...]:
         entry("diagnose.difficulty_groups", diagnose_measures.difficulty_groups, lambda: {
             "table": diagnose_visits(), "windows": 3}, table="object", windows="count"),
         entry("diagnose.coverage_loss", diagnose_measures.coverage_loss, lambda: {
-            "table": diagnose_visits(), "windows": 3, "zero_visits": 2, "alpha": 0.05}, table="object",
-              windows="count", zero_visits="count", alpha="probability"),
+            "table": diagnose_visits(), "windows": 3, "zero_visits": 2, "alpha": 0.05, "early_rate": "point"},
+              table="object", windows="count", zero_visits="count", alpha="probability", early_rate="option"),
         entry("diagnose.signature", diagnose_measures.signature, lambda: {
             "table": diagnose_visits(), "windows": 3, "level": 0.95}, table="object", windows="count",
               level="probability", nan_ok=True),
@@ -1600,7 +1651,7 @@ RESULT_RECORDS: tuple[type, ...] = (
     diagnose_measures.Signature, diagnose_measures.PassAtK, diagnose_measures.Diagnosis,
 ) + (() if transformer is None else (
     transformer.TransformerStudy, transformer_training.RunRecord, transformer_experiment.StudyPlan,
-    transformer_experiment.LearningRateSweep, transformer.PairedInterval,
+    transformer_experiment.LearningRateSweep, transformer.PairedInterval, transformer_frontier_analysis.MatchedComparison,
 ))
 
 #: The transformer laboratory's JAX code that its compiled loops call with traced arrays, and its records of JAX arrays.

@@ -1,8 +1,8 @@
 """Figures and the widget of chapter 7 (a small transformer post-trained with GRPO, resets and APMD).
 
-Every function but the route figure draws a
-:class:`~covpo.labs.transformer.experiment.TransformerStudy`; the route figure draws the record of
-:mod:`covpo.labs.transformer.route`. The figures
+Every function but the frontier figures draws a
+:class:`~covpo.labs.transformer.experiment.TransformerStudy`; the frontier figures draw the record of
+:mod:`covpo.labs.transformer.frontier`. The figures
 show medians over seeds as lines (each arm keeps its colour and marker in every figure), and the
 seeds themselves where a spread matters, as dots:
 
@@ -10,9 +10,9 @@ seeds themselves where a spread matters, as dots:
   hard training and held-out prompts;
 - :func:`transformer_training_figure`: pass@256, the KL divergence to the base model and the
   inner loops' accuracy over training;
-- :func:`transformer_route_figure`: the route and group-size comparisons at the full study's seeds,
-  seed by seed, under every rounding of their record;
-- :func:`transformer_widget`: any cell of the study, seed by seed.
+- :func:`transformer_widget`: any cell of the study, seed by seed;
+- :func:`transformer_frontier_figure`: the reward-coverage frontier of every arm, at matched pass@1;
+- :func:`transformer_near_miss_figure`: where the hard prompts' probability goes, against pass@1.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from covpo.labs.transformer import ARM_NAMES, TransformerStudy
 from covpo.labs.transformer.methods import STRONG_ARM, WEAK_ARM
 from covpo.labs.transformer.analysis import BASE
 from covpo.labs.transformer.frontier_analysis import median_frontier
-from covpo.labs.transformer.route import ROUTE_COMPARISONS, ROUTE_METRICS, route_profiles
 from covpo.plots.base import BookFigure, new_figure
 from covpo.plots.style import COLUMN_WIDTH, series_style
 from covpo.plots.widgets import Explorable, Slider, explorable
@@ -107,39 +106,6 @@ def transformer_training_figure(study: TransformerStudy) -> BookFigure:
         axes.grid(alpha=0.3)
     handles, labels = train_axes.get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False)
-    return figure
-
-
-def transformer_route_figure(record: dict) -> BookFigure:
-    """The route record's paired differences in pass@256, seed by seed, under every rounding it holds.
-
-    One row per comparison of :data:`~covpo.labs.transformer.route.ROUTE_COMPARISONS` and rounding
-    (the record's profiles, one colour each): a marker per seed and a bar at the median; one panel
-    per metric of :data:`~covpo.labs.transformer.route.ROUTE_METRICS`.
-    """
-    profiles = route_profiles(record)
-    spacing = 0.8 / len(profiles)
-    figure = new_figure(COLUMN_WIDTH, 1.0 + 0.62 * len(ROUTE_COMPARISONS))
-    panels = figure.subplots(1, len(ROUTE_METRICS), sharey=True)
-    for axes, metric in zip(panels, ROUTE_METRICS):
-        for p, (profile, run) in enumerate(zip(profiles, record["runs"])):
-            style = series_style(p)
-            for row, comparison in enumerate(ROUTE_COMPARISONS):
-                differences = np.asarray(run["differences"][comparison.label][metric])
-                y = row + (p - (len(profiles) - 1) / 2) * spacing
-                axes.plot(differences, np.full(len(differences), y), style["marker"], color=style["color"],
-                          mfc="none", ms=3.5, alpha=0.8, label=profile if row == 0 else None)
-                axes.plot([np.median(differences)] * 2, [y - spacing / 2, y + spacing / 2], color=style["color"], lw=2.5)
-        axes.axvline(0, color="k", lw=1)
-        axes.set_title(metric.removeprefix("pass@256, "), loc="left")
-        axes.set_xlabel("paired difference in pass@256")
-        axes.grid(alpha=0.3, axis="x")
-    names = [comparison.label.replace(": ", "\n", 1) for comparison in ROUTE_COMPARISONS]
-    panels[0].set_yticks(range(len(ROUTE_COMPARISONS)), names, fontsize=8)
-    panels[0].set_ylim(len(ROUTE_COMPARISONS) - 0.5, -0.5)
-    handles, labels = panels[0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside lower center", ncols=len(profiles), frameon=False,
-                  title="rounding (CPU profile, cores)")
     return figure
 
 

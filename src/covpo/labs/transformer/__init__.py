@@ -18,7 +18,12 @@ sampled and an exact inner objective), all through one loop. One job per module:
 - :mod:`covpo.labs.transformer.methods`: the study's arms and their learning-rate protocol;
 - :mod:`covpo.labs.transformer.passk`: the unbiased pass@k estimator and exact pass@k;
 - :mod:`covpo.labs.transformer.paired`: paired differences over seeds and their sign-test interval;
-- :mod:`covpo.labs.transformer.inner_steps`: the record of the study at longer inner loops;
+- :mod:`covpo.labs.transformer.analysis`: the chapter's paired comparisons and tables;
+- :mod:`covpo.labs.transformer.frontier`: the frontier study, every arm measured along its path, kept as a
+  stamped record;
+- :mod:`covpo.labs.transformer.frontier_analysis`: the record read at matched reward or matched KL, paired by
+  seed;
+- :mod:`covpo.labs.transformer.literature`: the published studies the chapter compares with;
 - :mod:`covpo.labs.transformer.throughput`: cost against width and length;
 - :mod:`covpo.labs.transformer.experiment`: the chapter's study in one call.
 

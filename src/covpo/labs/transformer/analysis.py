@@ -221,6 +221,7 @@ def summary_table(study: TransformerStudy, reward: str = "partial") -> Table:
 
 def reference_text(method: Method) -> str:
     """What ``method``'s reference is and how often it is reset, in words (the arms tables' column)."""
+    check_instance("method", method, Method)
     if method.family == "apmd":
         state = "optimizer re-initialised" if method.reset_optimizer else "optimizer state carried"
         return f"the sampling policy, reset every outer step ({state})"

@@ -84,8 +84,8 @@ GROUP_SIZES = (8, 32, 128)
 def book_cells() -> tuple[Cell, ...]:
     """The book's cells: its arms (:data:`~covpo.labs.transformer.methods.BOOK_ARM_NAMES`) on the mixed task, groups of 8.
 
-    The route and group-size comparisons need more seeds than the book runs; chapter 7 reads
-    them from a record of the full study's seeds (:mod:`covpo.labs.transformer.route`).
+    The comparisons that need more seeds or longer runs than the book affords are read from the
+    record of the frontier study (:mod:`covpo.labs.transformer.frontier`).
     """
     return tuple(Cell("mixed", arm) for arm in BOOK_ARM_NAMES)
 

@@ -21,12 +21,14 @@ import numpy as np
 
 from covpo.records import read_stamped_record
 from covpo.table import Table
-from covpo.validation import check_option, check_probability, check_text
+from covpo.validation import check_finite_array, check_option, check_positive, check_text
 
 from .analysis import LOSSES, reference_text
-from .frontier import BINARY_ARMS, BLOCKS, FRONTIER_RECORD, LONG_ARMS, OPTIMIZER_STEPS, PANELS, PASS_KS, SPLIT_ARMS
-from .methods import default_arms
+from .frontier import (BINARY_ARMS, BLOCKS, FRONTIER_RECORD, LONG_ARMS, ONSET_DROP, OPTIMIZER_STEPS, PANELS, PASS_KS,
+                       SPLIT_ARMS)
+from .methods import ARM_NAMES, default_arms
 from .paired import PairedInterval, sign_test_interval
+from .task import REWARDS
 
 COVERAGE_MEASURES = (*(f"pass@{k}" for k in PASS_KS[1:]), "log10_coverage", "near")
 """The measures of a panel a comparison can difference."""
@@ -38,30 +40,63 @@ MIN_SEEDS = 6
 
 def _check_frontier_record(record: dict) -> dict:
     """``record`` if every run holds every block of :data:`~covpo.labs.transformer.frontier.BLOCKS` with paths, else raise."""
-    for r, run in enumerate(record["runs"]):
+    runs = record.get("runs") if isinstance(record, dict) else None
+    if not isinstance(runs, list) or not runs:
+        raise ValueError(f"record must be a frontier record (a non-empty 'runs' list), got {record!r:.80}")
+    for r, run in enumerate(runs):
+        if not isinstance(run, dict) or not isinstance(run.get("stamp"), dict) or "profile" not in run["stamp"]:
+            raise ValueError(f"record runs[{r}] must be a run with a stamp naming its CPU profile")
         blocks = run.get("blocks")
         if not isinstance(blocks, dict) or set(blocks) != set(BLOCKS):
             raise ValueError(f"record runs[{r}] must hold the blocks {tuple(BLOCKS)}")
         for name, block in blocks.items():
-            if not isinstance(block.get("paths"), list) or not block["paths"]:
+            if not isinstance(block, dict) or not isinstance(block.get("paths"), list) or not block["paths"]:
                 raise ValueError(f"record runs[{r}] block {name!r} must hold a non-empty list of paths")
     return record
 
 
+def _check_arms(name: str, arms: object) -> tuple[str, ...]:
+    """``arms`` as a tuple if it is a non-empty sequence of arm names (or ``"mirror descent"``), else raise naming ``name``."""
+    if isinstance(arms, str) or not isinstance(arms, (tuple, list)) or not arms:
+        raise ValueError(f"{name} must be a non-empty tuple of arm names, got {arms!r}")
+    for arm in arms:
+        check_option(name, arm, ARM_NAMES + ("mirror descent",))
+    return tuple(arms)
+
+
+def _check_levels(levels: object) -> np.ndarray:
+    """``levels`` as a non-empty one-dimensional array of finite numbers, else raise."""
+    levels = check_finite_array("levels", levels, ndim=1)
+    if not levels.size:
+        raise ValueError("levels must hold at least one level")
+    return levels
+
+
 def read_frontier_record(path: str | Path = FRONTIER_RECORD) -> dict:
-    """The stamped frontier record in ``path`` (by default the book's), checked."""
-    return read_stamped_record(path, _check_frontier_record)
+    """The stamped frontier record in ``path`` (by default the book's), checked; a damaged one is refused naming the file."""
+
+    def check(record: dict) -> dict:
+        try:
+            return _check_frontier_record(record)
+        except ValueError as error:
+            raise ValueError(f"{path}: {error}") from None
+
+    return read_stamped_record(path, check)
 
 
 def profiles(record: dict) -> tuple[str, ...]:
-    """The CPU profiles of the record's runs, in order."""
+    """The CPU profiles of the record's runs, in order (the record checked first)."""
+    _check_frontier_record(record)
     return tuple(run["stamp"]["profile"] for run in record["runs"])
 
 
 def block_paths(record: dict, profile: str, block: str, arm: str, reward: str = "partial") -> list[dict]:
     """The paths of ``arm`` under ``reward`` in ``block`` of the run of ``profile``, in seed order (empty if not run)."""
-    run = record["runs"][profiles(record).index(check_option("profile", profile, profiles(record)))]
+    names = profiles(record)
+    run = record["runs"][names.index(check_option("profile", profile, names))]
     check_option("block", block, tuple(BLOCKS))
+    check_option("arm", arm, ARM_NAMES + ("mirror descent",))
+    check_option("reward", reward, REWARDS)
     entry = run["blocks"][block]
     pool = entry["paths"] + entry.get("mirror_descent", [])
     chosen = [path for path in pool if path["arm"] == arm and path["reward"] == reward]
@@ -77,6 +112,8 @@ def value_at_level(path: dict, movement: str, measure: str, level: float, panel:
     check_option("movement", movement, MOVEMENTS)
     check_option("measure", measure, COVERAGE_MEASURES + ("pass1",))
     check_option("panel", panel, PANELS)
+    if not isinstance(path, dict) or "kl" not in path or not all(isinstance(path.get(name), dict) for name in PANELS):
+        raise ValueError(f"path must be a path of the frontier record (with 'kl' and the panels {PANELS})")
     if not isinstance(level, (int, float)) or not math.isfinite(level):
         raise ValueError(f"level must be a finite number, got {level!r}")
     x, y = _series(path, movement, "training" if movement == "kl" else panel), _series(path, measure, panel)
@@ -152,11 +189,12 @@ def median_frontier(record: dict, profile: str, arm: str, levels, *, movement: s
 
     Levels that fewer than half the seeds reach get NaN statistics.
     """
+    levels = _check_levels(levels)
     paths = block_paths(record, profile, block, arm, reward)
     rows = []
-    for level in np.asarray(levels, dtype=float):
+    for level in levels:
         values = [v for v in (value_at_level(p, movement, measure, float(level), panel) for p in paths) if v is not None]
-        if 2 * len(values) < len(paths):
+        if not values or 2 * len(values) < len(paths):
             rows.append((np.nan, np.nan, np.nan, len(values)))
         else:
             low, mid, high = np.percentile(values, [25, 50, 75])
@@ -166,11 +204,12 @@ def median_frontier(record: dict, profile: str, arm: str, levels, *, movement: s
 
 def collapse_onset(record: dict, profile: str, arm: str, *, panel: str = "training", block: str = "long",
                    reward: str = "partial") -> tuple[int, int, float | None]:
-    """``(seeds that lost, seeds, median first loss step)``: the optimizer step at which some hard prompt fell below half its base coverage.
+    """``(seeds that lost, seeds, median first loss step)``: the optimizer step at which exact pass@256 of the hard prompts first fell more than :data:`~covpo.labs.transformer.frontier.ONSET_DROP` below the base model's.
 
     The median is over the seeds that lost (``None`` if none did). For ``"mirror descent"`` the
     step counts exact resets.
     """
+    check_option("panel", panel, PANELS)
     paths = block_paths(record, profile, block, arm, reward)
     steps = [path[panel]["first_loss_step"] for path in paths]
     lost = [step for step in steps if step is not None]
@@ -184,12 +223,12 @@ def inner_accuracy(record: dict, profile: str, arm: str, block: str, tolerance: 
     small (section 3); the tolerance is ours (``log 2``, the factor of two of the book's "keeps
     coverage"), because the paper's constant is not restated here.
     """
-    tolerance = check_probability("tolerance", tolerance) if tolerance <= 1 else float(tolerance)
+    tolerance = check_positive("tolerance", tolerance)
     paths = block_paths(record, profile, block, arm)
     if not paths or "inner" not in paths[0]:
         raise ValueError(f"arm {arm!r} has no inner-loop measurements in block {block!r}")
-    closed = np.median([np.median(path["inner"]["closed"]) for path in paths])
-    total = np.array([path["inner"]["accuracy_sum"][-1] for path in paths])
+    closed = np.median([path["inner"]["closed"] for path in paths])
+    total = np.array([path["inner"]["total"] for path in paths])
     return {"closed": float(closed), "accumulated": float(np.median(total)),
             "within": int((total <= tolerance).sum()), "seeds": len(paths)}
 
@@ -198,6 +237,9 @@ def matched_table(record: dict, rows: tuple[tuple[str, str, float], ...], *, mov
                   measure: str = "pass@256", panel: str = "training", block: str = "long",
                   reward: str = "partial") -> Table:
     """For each ``(first, second, level)`` of ``rows``: the paired difference at the matched level under every profile."""
+    if isinstance(rows, str) or not isinstance(rows, (tuple, list)) or not rows or not all(
+            isinstance(row, (tuple, list)) and len(row) == 3 for row in rows):
+        raise ValueError(f"rows must be a non-empty tuple of (first, second, level) triples, got {rows!r:.80}")
     columns = []
     for profile in profiles(record):
         columns += [f"{profile}: median [interval]", f"{profile}: seeds"]
@@ -226,3 +268,101 @@ def frontier_arms_table() -> Table:
     return Table(("arm", "loss", "$\\beta$", "reference", "learning rate"), tuple(rows),
                  caption="The frontier study's arms: one loop, one learning rate, the same optimizer steps per run",
                  notes=(f"{OPTIMIZER_STEPS} Adam steps per run in every block",))
+
+
+VERDICT_WORDS = {1: "first higher", -1: "second higher", 0: "cannot tell"}
+"""The words of a verdict that holds under every profile of a record."""
+
+
+def _comparisons(record: dict, first: str, second: str, level: float, options: dict) -> list[MatchedComparison]:
+    return [matched_comparison(record, profile, first, second, level, **options) for profile in profiles(record)]
+
+
+def comparison_cell(record: dict, first: str, second: str, level: float, **options: str) -> str:
+    """A table cell: the first profile's ``median [interval]`` and the verdict that holds under every profile.
+
+    Where fewer than :data:`MIN_SEEDS` seeds reach the level under some profile, the cell says
+    how many do.
+    """
+    comparisons = _comparisons(record, first, second, level, options)
+    if any(comparison.interval is None for comparison in comparisons):
+        return f"{min(len(comparison.seeds) for comparison in comparisons)} seeds reach it"
+    return f"{comparisons[0].summary}, {VERDICT_WORDS[matched_verdict(record, first, second, level, **options)]}"
+
+
+def comparison_text(record: dict, first: str, second: str, level: float, **options: str) -> str:
+    """The comparison in words for the prose: the median and interval under every profile, e.g. ``+0.12 [+0.03, +0.20] (second profile +0.10 [+0.01, +0.22])``."""
+    comparisons = _comparisons(record, first, second, level, options)
+    texts = [comparison.summary for comparison in comparisons]
+    others = "; ".join(f"{profile} profile {text}" for profile, text in zip(profiles(record)[1:], texts[1:]))
+    return texts[0] + (f" ({others})" if others else "")
+
+
+def frontier_table(record: dict, pairs: tuple[tuple[str, str], ...], levels: tuple[float, ...], *,
+                   movement: str = "pass1", measure: str = "pass@256", panel: str = "training",
+                   block: str = "long", reward: str = "partial") -> Table:
+    """Each pair ``(first, second)`` at each level: :func:`comparison_cell`, one column per level."""
+    if isinstance(pairs, str) or not isinstance(pairs, (tuple, list)) or not pairs or not all(
+            isinstance(pair, (tuple, list)) and len(pair) == 2 for pair in pairs):
+        raise ValueError(f"pairs must be a non-empty tuple of (first, second) arm names, got {pairs!r:.80}")
+    levels = _check_levels(levels)
+    options = dict(movement=movement, measure=measure, panel=panel, block=block, reward=reward)
+    rows = tuple((f"{first} $-$ {second}", *(comparison_cell(record, first, second, level, **options)
+                                            for level in levels)) for first, second in pairs)
+    matched = "pass@1" if movement == "pass1" else "KL"
+    reward_text = "partial credit" if reward == "partial" else "binary reward"
+    return Table(("arms", *(f"{matched} = {level:g}" for level in levels)), rows,
+                 caption=f"{measure} of hard {panel} prompts, first arm minus second, at matched "
+                         f"{'pass@1' if movement == 'pass1' else 'KL to the base model'} ({reward_text})",
+                 notes=(f"median [sign-test interval] under the {profiles(record)[0]} CPU profile, paired by seed over the "
+                        "seeds where both arms reach the level; the verdict holds under every profile the record keeps, "
+                        "else 'cannot tell'; $+0.00$ is above zero by less than 0.005",))
+
+
+def ended_below(record: dict, profile: str, arm: str, *, panel: str = "training", block: str = "long",
+                reward: str = "partial") -> tuple[int, int]:
+    """``(seeds, of)``: the seeds whose pass@256 of hard prompts ended more than :data:`ONSET_DROP` below the base model's."""
+    check_option("panel", panel, PANELS)
+    paths = block_paths(record, profile, block, arm, reward)
+    below = [path[panel]["pass@256"][-1] < path[panel]["pass@256"][0] - ONSET_DROP for path in paths]
+    return sum(below), len(below)
+
+
+def onset_table(record: dict, arms: tuple[str, ...], *, block: str = "long", reward: str = "partial") -> Table:
+    """Per arm and profile: in how many seeds pass@256 of hard training prompts fell below the base model's, from which step, and where it ended."""
+    arms = _check_arms("arms", arms)
+    rows = []
+    for arm in arms:
+        cells = []
+        for profile in profiles(record):
+            lost, seeds, step = collapse_onset(record, profile, arm, block=block, reward=reward)
+            cells.append(f"{lost} of {seeds}" + (f", step {step:g}" if step is not None else ""))
+            cells.append("{} of {}".format(*ended_below(record, profile, arm, block=block, reward=reward)))
+        rows.append((arm, *cells))
+    columns = tuple(f"{profile}: {what}" for profile in profiles(record) for what in ("fell, from step", "ended below"))
+    return Table(("arm", *columns), tuple(rows),
+                 caption=f"Seeds whose pass@256 of hard training prompts fell more than {ONSET_DROP:g} below the base "
+                         "model's (median optimizer step at which it first did), and seeds in which it ended there",
+                 notes=("mirror descent: steps count exact resets",))
+
+
+def inner_table(record: dict, arms: tuple[str, ...]) -> Table:
+    """Per block, arm and profile: the inner loops' median fraction closed and accumulated KL, and where the run ended."""
+    arms = _check_arms("arms", arms)
+    rows = []
+    for profile in profiles(record):
+        for block in BLOCKS:
+            for arm in arms:
+                paths = block_paths(record, profile, block, arm)
+                if not paths:
+                    continue
+                inner = inner_accuracy(record, profile, arm, block)
+                ends = [np.median([path["training"][name][-1] for path in paths]) for name in ("pass1", "pass@256")]
+                rows.append((profile, block, arm, f"{inner['closed']:.2f}", f"{inner['accumulated']:.3f}",
+                             f"{ends[0]:.2f}", f"{ends[1]:.2f}"))
+    return Table(("CPU profile", "outer x inner steps", "arm", "fraction closed", "accumulated inner KL",
+                  "pass@1 at the end", "pass@256 at the end"), tuple(rows),
+                 caption="The inner loops at a fixed 768 optimizer steps: medians over seeds, training prompts",
+                 notes=("fraction closed: median over outer steps of "
+                        "$1 - \\mathrm{KL}(\\pi_{t+1} \\Vert \\pi^\\star_{t+1}) / \\mathrm{KL}(\\pi_t \\Vert \\pi^\\star_{t+1})$; "
+                        "accumulated inner KL: $\\sum_t \\mathrm{KL}(\\pi_{t+1} \\Vert \\pi^\\star_{t+1})$",))
