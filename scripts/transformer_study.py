@@ -6,8 +6,8 @@
 
 Runs :func:`covpo.labs.transformer.frontier.frontier_study_run` (8 base models, one seed each;
 the long block, 192 outer steps of 4 inner steps, under partial credit and the binary reward,
-and the same 768 optimizer steps split 48 x 16 and 24 x 32) once plainly and once under the
-second CPU profile (``scripts/cpu_profile.py``), each in its own process, and writes
+and the same 768 optimizer steps split 48 x 16 and 24 x 32) plainly and under the second CPU
+profile (``scripts/cpu_profile.py``), at once, each in its own process, and writes
 ``src/covpo/labs/transformer/frontier_record.json``: one run per profile, each stamped with the
 command, the commit, a hash of the code that made it, the CPU profile, the machine, the time and
 the wall time (:mod:`covpo.records`). ``--sweep`` also measures every arm's fastest stable
@@ -21,7 +21,9 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import jax
 
@@ -30,7 +32,7 @@ from cpu_profile import second_profile
 from covpo.labs.transformer.experiment import learning_rate_sweep
 from covpo.labs.transformer.frontier import FRONTIER_RECORD, RECORD_MODULES, frontier_study_run
 from covpo.labs.transformer.methods import SHARED_LEARNING_RATE
-from covpo.records import REPOSITORY, profile_name, stamp, write_stamped_run
+from covpo.records import REPOSITORY, profile_name, read_stamped_record, stamp, write_stamped_run
 from covpo.table import Table
 
 RECORD_COMMAND = "python scripts/transformer_study.py --one-profile"
@@ -49,33 +51,41 @@ def sweep_table() -> Table:
                          "median mean batch reward over the run, mixed task, partial credit")
 
 
-def one_profile() -> None:
-    """Run the study under this process's profile and write its stamped run."""
+def one_profile(path: Path) -> None:
+    """Run the study under this process's profile and write its stamped run to the record in ``path``."""
     print(f"JAX devices: {jax.devices()}; CPU profile: {profile_name()}", flush=True)
     start = time.perf_counter()
-    run = frontier_study_run()
+    run = frontier_study_run(progress=path == FRONTIER_RECORD)
     seconds = time.perf_counter() - start
-    write_stamped_run(FRONTIER_RECORD, {"stamp": stamp(RECORD_COMMAND, RECORD_MODULES, [RECORD_SCRIPT], seconds),
-                                        **run}, compact=True)
+    write_stamped_run(path, {"stamp": stamp(RECORD_COMMAND, RECORD_MODULES, [RECORD_SCRIPT], seconds), **run},
+                      compact=True)
     blocks = ", ".join(f"{name} {block['seconds']:.0f} s" for name, block in run["blocks"].items())
-    print(f"wrote the {profile_name()} run of {FRONTIER_RECORD.name} ({seconds:.0f} s: {blocks})", flush=True)
+    print(f"wrote the {profile_name()} run ({seconds:.0f} s: {blocks})", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--one-profile", action="store_true", help="run under this process's CPU profile only")
     parser.add_argument("--sweep", action="store_true", help="also run the learning-rate protocol's sweep")
+    parser.add_argument("--record", type=Path, default=FRONTIER_RECORD, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.sweep:
         print(sweep_table(), flush=True)
     if arguments.one_profile:
-        one_profile()
+        one_profile(arguments.record)
         return
     start = time.perf_counter()
-    for environment in ({}, second_profile()):
-        subprocess.run([sys.executable, __file__, "--one-profile"], cwd=REPOSITORY,
-                       env={**os.environ, **environment}, check=True)
-    print(f"both profiles: {time.perf_counter() - start:.0f} s")
+    with tempfile.TemporaryDirectory() as folder:
+        paths = [Path(folder) / f"{name}_record.json" for name in ("default", "second")]
+        # the two profiles run at once, each in its own process (each keeps about one core busy)
+        processes = [subprocess.Popen([sys.executable, __file__, "--one-profile", "--record", str(path)],
+                                      cwd=REPOSITORY, env={**os.environ, **environment})
+                     for path, environment in zip(paths, ({}, second_profile()))]
+        if any(process.wait() for process in processes):
+            raise SystemExit("a profile's run failed; the record is unchanged")
+        for path in paths:
+            write_stamped_run(FRONTIER_RECORD, read_stamped_record(path)["runs"][0], compact=True)
+    print(f"wrote {FRONTIER_RECORD.name}, both profiles: {time.perf_counter() - start:.0f} s")
 
 
 if __name__ == "__main__":

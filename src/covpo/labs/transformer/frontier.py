@@ -119,6 +119,12 @@ def first_loss_step(log_coverage: np.ndarray, hard: np.ndarray, inner_steps: int
     ``log_coverage [T + 1, prompts]``; row ``t`` is the model after ``t * inner_steps``
     optimizer steps. ``None`` if it never is.
     """
+    log_coverage = np.asarray(log_coverage, dtype=float)
+    hard = np.asarray(hard)
+    inner_steps = check_count("inner_steps", inner_steps)
+    if log_coverage.ndim != 2 or hard.shape != log_coverage.shape[1:] or hard.dtype != bool or not hard.any():
+        raise ValueError(f"log_coverage must be [steps, prompts] and hard a boolean mask of its prompts with at least "
+                         f"one hard prompt, got shapes {log_coverage.shape} and {hard.shape}")
     passk = exact_pass_at_k(np.minimum(log_coverage[:, hard], 0.0), [PASS_KS[-1]])[..., 0].mean(1)
     below = passk < passk[0] - ONSET_DROP
     return int(np.argmax(below)) * inner_steps if below.any() else None
