@@ -51,11 +51,11 @@ def sweep_table() -> Table:
                          "median mean batch reward over the run, mixed task, partial credit")
 
 
-def one_profile(path: Path) -> None:
+def one_profile(path: Path, progress: bool) -> None:
     """Run the study under this process's profile and write its stamped run to the record in ``path``."""
     print(f"JAX devices: {jax.devices()}; CPU profile: {profile_name()}", flush=True)
     start = time.perf_counter()
-    run = frontier_study_run(progress=path == FRONTIER_RECORD)
+    run = frontier_study_run(progress=progress)
     seconds = time.perf_counter() - start
     write_stamped_run(path, {"stamp": stamp(RECORD_COMMAND, RECORD_MODULES, [RECORD_SCRIPT], seconds), **run},
                       compact=True)
@@ -68,19 +68,22 @@ def main() -> None:
     parser.add_argument("--one-profile", action="store_true", help="run under this process's CPU profile only")
     parser.add_argument("--sweep", action="store_true", help="also run the learning-rate protocol's sweep")
     parser.add_argument("--record", type=Path, default=FRONTIER_RECORD, help=argparse.SUPPRESS)
+    parser.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.sweep:
         print(sweep_table(), flush=True)
     if arguments.one_profile:
-        one_profile(arguments.record)
+        one_profile(arguments.record, progress=not arguments.quiet)
         return
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         paths = [Path(folder) / f"{name}_record.json" for name in ("default", "second")]
-        # the two profiles run at once, each in its own process (each keeps about one core busy)
-        processes = [subprocess.Popen([sys.executable, __file__, "--one-profile", "--record", str(path)],
+        # the two profiles run at once, each in its own process (each keeps about one core busy);
+        # the default profile's process shows its progress
+        processes = [subprocess.Popen([sys.executable, __file__, "--one-profile", "--record", str(path),
+                                       *(["--quiet"] if quiet else [])],
                                       cwd=REPOSITORY, env={**os.environ, **environment})
-                     for path, environment in zip(paths, ({}, second_profile()))]
+                     for path, environment, quiet in zip(paths, ({}, second_profile()), (False, True))]
         if any(process.wait() for process in processes):
             raise SystemExit("a profile's run failed; the record is unchanged")
         for path in paths:
