@@ -14,6 +14,7 @@ import os
 import time
 
 from covpo.plots.collapse import collapse_widget
+from covpo.plots.diagnose import detector_widget
 from covpo.plots.head_to_head import small_head_to_head_widget
 from covpo.plots.mirror_descent import apmd_widget
 from covpo.plots.ppo import ppo_widget
@@ -23,7 +24,7 @@ from covpo.static_pages import STANDINS_VARIABLE
 
 TINY = os.environ.get("COVPO_BENCHMARK_TINY") == "1"
 WIDGET_FACTORIES = (best_of_n_widget, collapse_widget, apmd_widget, ppo_widget, squared_loss_widget,
-                    small_head_to_head_widget)[:1 if TINY else None]
+                    small_head_to_head_widget, detector_widget)[:1 if TINY else None]
 REPEATS = 1 if TINY else 5
 TARGET_MS = 200.0
 

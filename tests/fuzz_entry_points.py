@@ -95,11 +95,14 @@ try:
     from covpo.labs.transformer import frontier as transformer_frontier
     from covpo.labs.transformer import frontier_analysis as transformer_frontier_analysis
     from covpo.labs.transformer import literature as transformer_literature
+    from covpo.labs.transformer import logs as transformer_logs
+    from covpo.labs.transformer import diagnose_validation as transformer_validation
     from covpo.labs.transformer import task as transformer_task
     from covpo.labs.transformer import training as transformer_training
 except ImportError:  # the transformer extra (JAX) is not installed
     transformer = transformer_analysis = transformer_experiment = transformer_literature = None
     transformer_frontier = transformer_frontier_analysis = transformer_task = transformer_training = None
+    transformer_logs = transformer_validation = None
 
 
 @dataclass(frozen=True)
@@ -1451,7 +1454,56 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
         entry("labs.transformer.learning_rate_sweep", transformer_experiment.learning_rate_sweep, lambda: {
             "size": "book", "seed": 0, "rates": (3e-3,), "arms": ("APMD",), "progress": False}, heavy=True,
               rates="grid", arms="instances"),
+        # chapter 8: chapter 7's runs as TRL logs, and the detector against their exact coverage
+        entry("labs.transformer.exact_trace", transformer_logs.exact_trace, lambda: {
+            "study": synthetic_study(), "run": 0, "plan": None}, heavy=True, study="object", run="count0",
+              plan="object"),
+        entry("labs.transformer.draw_completions", transformer_logs.draw_completions, lambda: {
+            "trace": tiny_trace(), "group_size": 4, "seed": 0}, trace="object"),
+        entry("labs.transformer.write_trl_logs", transformer_logs.write_trl_logs, lambda: {
+            "trace": tiny_trace(), "directory": DIAGNOSE_OUTPUT / "transformer", "group_size": 4, "seed": 0},
+              skip=("directory",), trace="object"),
+        entry("labs.transformer.trace_log", transformer_logs.trace_log, lambda: {
+            "trace": tiny_trace(), "group_size": 4, "seed": 0}, trace="object"),
+        entry("labs.transformer.exact_losses", transformer_logs.exact_losses, lambda: {"trace": tiny_trace()},
+              trace="object"),
+        entry("labs.transformer.detection", transformer_logs.detection, lambda: {
+            "trace": tiny_trace(), "log": transformer_logs.trace_log(tiny_trace(), group_size=4, seed=0),
+            "windows": 2, "zero_visits": 1, "alpha": 0.5, "early_rate": "point"}, trace="object", log="object",
+              windows="count", zero_visits="count", alpha="probability", early_rate="option", nan_ok=True),
+        entry("labs.transformer.detector_accuracy", transformer_logs.detector_accuracy, lambda: {
+            "traces": (tiny_trace(),), "group_size": 4, "seed": 0, "windows": 2, "zero_visits": 1, "alpha": 0.5,
+            "early_rate": "point"}, traces="instances", windows="count", zero_visits="count", alpha="probability",
+              early_rate="option", nan_ok=True),
+        # a good call is the validation study (minutes): only values refused before any work are tried
+        entry("labs.transformer.validation_traces", transformer_validation.validation_traces, lambda: {
+            "sizes": None, "progress": False}, heavy=True, sizes="mapping"),
+        entry("labs.transformer.validation_run", transformer_validation.validation_run, lambda: {
+            "sizes": None, "progress": False}, heavy=True, sizes="mapping"),
+        entry("labs.transformer.record_profiles", transformer_validation.record_profiles, lambda: {
+            "record": diagnose_record()}, argument_names=("record",)),
+        entry("labs.transformer.read_validation", transformer_validation.read_validation, lambda: {
+            "record": diagnose_record(), "profile": "default"}, argument_names=("record", "profile"),
+              profile="option"),
     )
+
+
+def tiny_trace() -> object:
+    """A chapter-8 exact trace of two prompts on three symbols over four steps, the first prompt lost after two."""
+    coverage = np.array([[0.5, 0.3], [0.5, 0.3], [0.5, 0.3], [1e-6, 0.3], [1e-6, 0.3]])
+    prompts = np.array([[0, 1], [2, 1]])
+    return transformer_logs.ExactTrace(
+        arm="fixed, weak β", seed=0, prompts=prompts, correct=prompts[:, ::-1].copy(),
+        near=np.array([[1, 1], [1, 0]]), hard=np.array([False, True]), log_coverage=np.log(coverage),
+        log_near=np.log(np.full_like(coverage, 0.2)), near_reward=0.9, n_symbols=3)
+
+
+@functools.cache
+def diagnose_record() -> dict:
+    """Chapter 8's validation record, read once."""
+    from covpo.records import read_stamped_record
+
+    return read_stamped_record(transformer_validation.DIAGNOSE_RECORD)
 
 
 def synthetic_study(n_seeds: int = 6, n_steps: int = 2, names: tuple[str, ...] = ("fixed, weak β", "APMD"),
@@ -1652,6 +1704,8 @@ RESULT_RECORDS: tuple[type, ...] = (
 ) + (() if transformer is None else (
     transformer.TransformerStudy, transformer_training.RunRecord, transformer_experiment.StudyPlan,
     transformer_experiment.LearningRateSweep, transformer.PairedInterval, transformer_frontier_analysis.MatchedComparison,
+    transformer_logs.ExactTrace, transformer_logs.Completions, transformer_logs.ExactLosses, transformer_logs.Detection,
+    transformer_logs.RunAccuracy, transformer_logs.DetectorAccuracy,
 ))
 
 #: The transformer laboratory's JAX code that its compiled loops call with traced arrays, and its records of JAX arrays.

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from covpo.plots.collapse import collapse_widget
+from covpo.plots.diagnose import detector_widget
 from covpo.plots.head_to_head import small_head_to_head_widget
 from covpo.plots.mirror_descent import apmd_widget
 from covpo.plots.ppo import ppo_widget
@@ -23,7 +24,8 @@ from covpo.static_pages import STANDINS_VARIABLE
 from covpo.plots.widgets import MAX_FRAMES, Frames, Slider, explorable, precompute_frames, static_standin_html
 from tests.conftest import REPOSITORY
 
-WIDGET_FACTORIES = [best_of_n_widget, collapse_widget, apmd_widget, ppo_widget, squared_loss_widget, small_head_to_head_widget]
+WIDGET_FACTORIES = [best_of_n_widget, collapse_widget, apmd_widget, ppo_widget, squared_loss_widget, small_head_to_head_widget,
+                    detector_widget]
 
 
 class CountedFrames:
