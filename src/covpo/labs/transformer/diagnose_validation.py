@@ -21,7 +21,7 @@ from .experiment import Cell, plan_study, transformer_study
 from .logs import DetectorAccuracy, ExactTrace, RunAccuracy, detector_accuracy, exact_trace
 from .methods import CARRIED_ARM, WEAK_ARM
 
-#: The arms validated: a fixed reference (weak beta) and resets (APMD, Adam's state carried across resets).
+#: The arms validated, a fixed reference (weak beta) and resets (APMD, Adam's state carried across resets).
 VALIDATION_ARMS = (WEAK_ARM, CARRIED_ARM)
 #: Entries replacing the book size's (:data:`~covpo.labs.transformer.experiment.SIZES`): 24 seeds of 48 outer steps.
 VALIDATION_SIZES = {"n_steps": 48, "base_models": 6, "seeds_per_base": 4}

@@ -65,7 +65,7 @@ BLOCKS = {
     "48x16": {"n_steps": 48, "inner_steps": 16, "cells": tuple(Cell("mixed", arm) for arm in SPLIT_ARMS)},
     "24x32": {"n_steps": 24, "inner_steps": 32, "cells": tuple(Cell("mixed", arm) for arm in SPLIT_ARMS)},
 }
-"""The study's blocks: outer steps, inner steps per outer step, and cells (module docstring)."""
+"""The study's blocks, each with its outer steps, inner steps per outer step and cells (module docstring)."""
 FRONTIER_SIZES = {"base_models": 8, "seeds_per_base": 1, "chunk": 8}
 """Entries replacing the full size's (:data:`~covpo.labs.transformer.experiment.SIZES`): 8 base models, one seed each."""
 PASS_KS = (1, 16, 64, 256)
@@ -73,8 +73,10 @@ PASS_KS = (1, 16, 64, 256)
 MAX_POINTS = 33
 """At most this many points of each path are kept (every outer step when a run has fewer)."""
 MIN_DISTANCE = 1e-4
-"""Outer steps whose target lies closer than this (in nats) are left out of the fraction closed: what is left to close is
-within the single-precision rounding of the KL divergences."""
+"""Outer steps whose target lies closer than this many nats are left out of the fraction closed.
+
+What is left to close there is within the single-precision rounding of the KL divergences.
+"""
 ONSET_DROP = 0.05
 """How far below the base model's pass@256 of the hard prompts a path must fall to count as losing coverage (ours)."""
 PANELS = ("training", "held-out")

@@ -33,7 +33,7 @@ from .task import REWARDS
 COVERAGE_MEASURES = (*(f"pass@{k}" for k in PASS_KS[1:]), "log10_coverage", "near")
 """The measures of a panel a comparison can difference."""
 MOVEMENTS = ("pass1", "kl")
-"""What a comparison matches: reward (exact pass@1 over the panel's prompts) or KL divergence to the base model."""
+"""What a comparison matches, reward (exact pass@1 over the panel's prompts) or KL divergence to the base model."""
 MIN_SEEDS = 6
 """The fewest paired seeds that give a 95% sign-test interval."""
 
@@ -321,7 +321,7 @@ def frontier_table(record: dict, pairs: tuple[tuple[str, str], ...], levels: tup
 
 def ended_below(record: dict, profile: str, arm: str, *, panel: str = "training", block: str = "long",
                 reward: str = "partial") -> tuple[int, int]:
-    """``(seeds, of)``: the seeds whose pass@256 of hard prompts ended more than :data:`ONSET_DROP` below the base model's."""
+    """``(seeds, of)``: the seeds whose pass@256 of hard prompts ended more than :data:`~covpo.labs.transformer.frontier.ONSET_DROP` below the base model's."""
     check_option("panel", panel, PANELS)
     paths = block_paths(record, profile, block, arm, reward)
     below = [path[panel]["pass@256"][-1] < path[panel]["pass@256"][0] - ONSET_DROP for path in paths]

@@ -10,15 +10,15 @@ how well :mod:`covpo.diagnose`, which sees only the log, recovers what the exact
 * :func:`draw_completions` and :func:`write_trl_logs` draw ``G`` completions per training prompt
   and step from the run's **exact** policy at that step, restricted to three outcomes (the correct
   answer, the near miss, any other answer, drawn uniformly among the others), and write them as
-  TRL's ``completions_<step>.parquet`` files (:func:`covpo.diagnose.write_trl_step`). These are
+  TRL's ``completions_<step>.parquet`` files (:func:`~covpo.diagnose.readers.write_trl_step`). These are
   draws from the same distribution as the run's training batches, not the batches themselves:
   the training loop does not keep its batches;
 * :func:`exact_losses`: which training prompts lost coverage exactly, by the book's definition
   (coverage below half the base model's; :data:`LOSS_FACTOR`), and from which step;
 * :func:`detector_accuracy`: over runs (seeds and arms), how many of the exactly lost prompts
-  :func:`covpo.diagnose.coverage_loss` flags from the written logs, how soon, how many of its
+  :func:`~covpo.diagnose.measures.coverage_loss` flags from the written logs, how soon, how many of its
   flags are false, and the error of the beta-binomial pass@k beyond ``G``
-  (:func:`covpo.diagnose.beta_binomial_pass_at_k`) against the exact pass@k.
+  (:func:`~covpo.diagnose.measures.beta_binomial_pass_at_k`) against the exact pass@k.
 
 The constants (the factor of two, the detector's settings) are ours, not the paper's.
 """
@@ -338,7 +338,7 @@ class RunAccuracy:
 
 
 def trace_log(trace: ExactTrace, *, group_size: int, seed: int) -> CompletionLog:
-    """The completions :func:`write_trl_logs` writes, as a :class:`~covpo.diagnose.CompletionLog` in memory (no files)."""
+    """The completions :func:`write_trl_logs` writes, as a :class:`~covpo.diagnose.readers.CompletionLog` in memory (no files)."""
     drawn = draw_completions(trace, group_size=group_size, seed=seed)
     return completion_log(drawn.steps, drawn.prompt_text, drawn.completion_text, {REWARD_COLUMN: drawn.reward},
                           source=f"{trace.arm}, seed {trace.seed}")
@@ -394,9 +394,9 @@ class Detection:
 
 def detection(trace: ExactTrace, log: CompletionLog, *, windows: int = 5, zero_visits: int = 3, alpha: float = 0.01,
               early_rate: str = "point") -> Detection:
-    """Judge ``log`` (``trace``'s run, written or drawn) with :func:`covpo.diagnose.coverage_loss` and set it beside the exact losses.
+    """Judge ``log`` (``trace``'s run, written or drawn) with :func:`~covpo.diagnose.measures.coverage_loss` and set it beside the exact losses.
 
-    The beyond-``G`` pass@k is fitted (:func:`covpo.diagnose.beta_binomial_fit`) to the visits
+    The beyond-``G`` pass@k is fitted (:func:`~covpo.diagnose.measures.beta_binomial_fit`) to the visits
     of the last of ``windows`` step windows and compared, at ``k`` = :data:`BEYOND_G` times the
     group size, with the exact ``1 - (1 - p)^k`` averaged over the same visits.
     """
@@ -512,8 +512,8 @@ def detector_accuracy(traces: Sequence[ExactTrace], *, group_size: int = 8, seed
     """The detector on every trace's written logs against its exact losses (see the module docstring).
 
     Each trace's logs are written to a temporary directory (:func:`write_trl_logs`, draws seeded by
-    ``(seed, trace.seed)``), read back with :func:`covpo.diagnose.read_log` and judged by
-    :func:`covpo.diagnose.coverage_loss` with ``windows``, ``zero_visits``, ``alpha`` and ``early_rate``.
+    ``(seed, trace.seed)``), read back with :func:`~covpo.diagnose.readers.read_log` and judged by
+    :func:`~covpo.diagnose.measures.coverage_loss` with ``windows``, ``zero_visits``, ``alpha`` and ``early_rate``.
     """
     traces = check_instances("traces", traces, ExactTrace)
     group_size = check_count("group_size", group_size)

@@ -65,7 +65,7 @@ STRONG_ARM = "fixed, strong β"
 PRORL_ARM = "ProRL-style"
 """Strong penalty, reference hard-reset with the optimizer re-initialised every quarter of the run."""
 APMD_ARM = "APMD"
-"""APMD as the theory states it: sampled rewards, a reset every outer step, the optimizer state re-initialised."""
+"""APMD as the theory states it, with sampled rewards, a reset every outer step and the optimizer state re-initialised."""
 EXACT_ARM = "APMD, exact target"
 """The same with the exact expected reward (a perfect reward estimate; only the parameterization and optimizer err)."""
 CARRIED_ARM = "APMD, state carried"
@@ -81,7 +81,7 @@ BOOK_ARM_NAMES = (WEAK_ARM, STRONG_ARM, APMD_ARM, EXACT_ARM)
 """The arms the chapter's own short study runs (the frontier study runs the rest at full length)."""
 
 LEARNING_RATES = {name: SHARED_LEARNING_RATE for name in ARM_NAMES}
-"""Each arm's rate: :data:`SHARED_LEARNING_RATE` for every arm (module docstring)."""
+"""Each arm's rate, :data:`SHARED_LEARNING_RATE` for every arm (module docstring)."""
 
 
 def sync_period(gradient_steps: int) -> int:
