@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -119,3 +120,110 @@ def test_shown_code_fits_the_column(entry: str) -> None:
             continue
         for line in cell.source.splitlines():
             assert len(line) <= WIDEST_SHOWN_CODE_LINE, f"{entry}.md: a line of {len(line)} characters: {line[:60]}..."
+
+
+# A result table's narrowest rendering, estimated from its HTML: the browser may wrap a cell at
+# its spaces, so each column is as wide as its longest unbreakable word plus the cell's padding.
+# Calibrated on the book's pages (tables at 0.9 of the 16 px body font): chapter 6's first
+# table of the paper's units, sixteen columns, was measured at 1,234 px; this estimate gives it
+# about as much. The content column is 688 px wide (tests/test_browser.py's overflow check).
+CONTENT_COLUMN_PX = 688
+TABLE_CHARACTER_PX = 8.0
+TABLE_CELL_PADDING_PX = 16.0
+
+
+def _visible_text(cell_html: str) -> str:
+    """A table cell's text as the page shows it: tags gone, inline TeX reduced to its symbols."""
+    text = re.sub(r"<[^>]+>", "", cell_html)
+    text = re.sub(r"\\\((.*?)\\\)", lambda m: re.sub(r"\\[a-zA-Z]+|[{}_^]", "", m.group(1)), text)
+    return html.unescape(text)
+
+
+def estimated_table_width_px(table_html: str) -> float:
+    """The narrowest width, in CSS pixels, at which a :class:`covpo.table.Table`'s HTML renders (see above)."""
+    widths: dict[int, float] = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", table_html, flags=re.S):
+        for column, cell in enumerate(re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, flags=re.S)):
+            longest = max((len(word) for word in _visible_text(cell).split()), default=0)
+            widths[column] = max(widths.get(column, 0.0), longest * TABLE_CHARACTER_PX + TABLE_CELL_PADDING_PX)
+    return sum(widths.values())
+
+
+def _units_comparison():
+    """A comparison of the paper's units with the widest cells chapter 6 shows (a lower bound on every cost)."""
+    from covpo.experiments.implications.paper_units import GroupCost, UnitsComparison, UnitsRow
+
+    costs = ("steps", "rounds", "responses")
+    rows = tuple(
+        UnitsRow(family, coverage, gap, 0.04, {cost: GroupCost(1_250_000.0, False, "REINFORCE") for cost in costs},
+                 {cost: GroupCost(125_468.0, False, "PPO-Lite") for cost in costs})
+        for family, coverage, gap in (("collapse", 160.0, 0.2), ("collapse, fixed 3× responses", 40.0, 0.1),
+                                      ("random", 10.0, None))
+    )
+    return UnitsComparison(rows, (1, 2))
+
+
+def test_the_table_width_estimate_finds_a_table_wider_than_the_column() -> None:
+    wide = _units_comparison().table()._repr_html_()
+    assert estimated_table_width_px(wide) > 1.5 * CONTENT_COLUMN_PX
+
+
+def test_the_papers_units_tables_fit_the_column() -> None:
+    from covpo.plots.paper_units import units_tables
+
+    for table in units_tables(_units_comparison()):
+        width = estimated_table_width_px(table._repr_html_())
+        assert width <= CONTENT_COLUMN_PX, f"{table.caption!r}: about {width:.0f} px wide"
+
+
+#: An object's default repr, ``<joblib.parallel.parallel_config at 0x7f...>``: never a result.
+BARE_REPR = re.compile(r"<[^<>\n]* at 0x[0-9a-fA-F]+>")
+
+
+def bare_repr_outputs(notebook) -> list[str]:
+    """The outputs of an executed notebook that show a reader nothing but an object's repr.
+
+    A text output (a stream, or a result with no richer form than ``text/plain``) holding
+    ``<... at 0x...>``; a figure's ``text/plain`` beside its image is not shown and not counted.
+    """
+    found = []
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if output.get("output_type") == "stream":
+                text = output.get("text", "")
+            elif set(data) <= {"text/plain"}:
+                text = data.get("text/plain", "")
+            else:
+                continue
+            text = "".join(text) if isinstance(text, list) else text
+            found += BARE_REPR.findall(text)
+    return found
+
+
+def test_the_repr_check_finds_a_stray_repr_and_passes_a_figure() -> None:
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("joblib.parallel_config(n_jobs=2)", outputs=[nbformat.v4.new_output(
+            "execute_result", {"text/plain": "<joblib.parallel.parallel_config at 0x7f3a2c1d9e50>"})]),
+        nbformat.v4.new_code_cell("figure", outputs=[nbformat.v4.new_output(
+            "display_data", {"text/plain": "<Figure size 700x300 with 1 Axes>", "image/png": "iVBORw0KGgo="})]),
+    ])
+    assert bare_repr_outputs(notebook) == ["<joblib.parallel.parallel_config at 0x7f3a2c1d9e50>"]
+
+
+@pytest.mark.parametrize("entry", chapter_files(TOC))
+def test_no_code_cell_ends_on_a_call_that_returns_a_config_object(entry: str) -> None:
+    # the executed outputs are checked in tests/test_browser.py; this catches the known case
+    # from the source: a context-manager factory called for its effect as a cell's last line
+    notebook = jupytext.read(REPOSITORY / f"{entry}.md")
+    for cell in notebook.cells:
+        if cell.cell_type != "code" or "remove-output" in cell.metadata.get("tags", []):
+            continue
+        lines = [line for line in cell.source.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+        if lines:
+            assert not re.match(r"\w+\.(parallel_config|parallel_backend|seterr)\(", lines[-1]), (
+                f"{entry}.md: a cell ends on {lines[-1]!r}, whose return value would be shown as its repr")

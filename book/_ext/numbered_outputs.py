@@ -10,6 +10,10 @@ with the page's tables (:class:`numbered_table`, "Table 6.1") or its figures
 through the page's own figures and tables. A table is numbered inside its own caption; a
 stand-in becomes a figure whose caption is the widget's title. A table without a caption is
 left unnumbered, as Sphinx leaves an uncaptioned figure.
+
+Table numbers run as a reader sees them: a table folded away (the output of a cell whose output
+is hidden, or in a dropdown) is left unnumbered, so the numbers of the tables on view run on
+without a gap. A widget stand-in keeps its figure number wherever it is.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ TABLE_MARK = 'class="covpo-table"'
 STANDIN_MARK = 'class="covpo-standin"'
 CAPTION = re.compile(r"<caption>(.*?)</caption>", flags=re.S)
 STANDIN_TITLE = re.compile(r'<div class="covpo-standin"[^>]*\sdata-title="([^"]*)"')
+FOLDING_HIDE_MODES = ("all", "output", "input+output")
+"""myst-nb's ``hide_mode`` of a cell whose output is folded (tags ``hide-cell``, ``hide-output``)."""
 
 
 class numbered_table(nodes.General, nodes.Element):
@@ -44,6 +50,24 @@ def _html_output(bundle: nodes.Element) -> str:
     return ""
 
 
+def is_folded(node: nodes.Node) -> bool:
+    """Whether a reader sees the node only after opening a fold: a hidden cell output or a dropdown."""
+    for ancestor in _ancestors(node):
+        if ancestor.get("nb_element") == "cell_code" and ancestor.get("hide_mode") in FOLDING_HIDE_MODES:
+            return True
+        if any("dropdown" in name for name in ancestor.get("classes", [])):
+            return True
+    return False
+
+
+def _ancestors(node: nodes.Node) -> list[nodes.Element]:
+    found = []
+    while node.parent is not None:
+        node = node.parent
+        found.append(node)
+    return found
+
+
 def _free_id(document: nodes.document, prefix: str) -> str:
     count = 1
     while f"{prefix}-{count}" in document.ids:
@@ -52,10 +76,12 @@ def _free_id(document: nodes.document, prefix: str) -> str:
 
 
 def number_displayed_results(app: Sphinx, document: nodes.document) -> None:
-    """Wrap every output bundle showing a result table or a widget stand-in in its numbered node."""
+    """Wrap every output bundle showing a result table on view or a widget stand-in in its numbered node."""
     bundles = [node for node in document.findall(nodes.container) if node.get("nb_element") == "mime_bundle"]
     for bundle in bundles:
         output = _html_output(bundle)
+        if TABLE_MARK in output and is_folded(bundle):
+            continue
         if TABLE_MARK in output:
             caption = CAPTION.search(output)
             wrapper, prefix = numbered_table(caption=html.unescape(caption.group(1)) if caption else ""), "result-table"

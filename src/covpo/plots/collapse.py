@@ -318,7 +318,10 @@ def beta_sweep_figure(sweep: BetaSweep, title: str) -> BookFigure:
 
 
 def beta_escape_map_figure(escape_map: BetaEscapeMap) -> BookFigure:
-    """Outcome of fixed-reference REINFORCE over the ``(beta, 1/gap)`` grid: the escape window closes."""
+    """Outcome of fixed-reference REINFORCE over the ``(beta, 1/gap)`` grid: the escape window closes.
+
+    The legend lists the outcomes some cell has, so that it shows no colour the map does not use.
+    """
     figure = new_figure(COLUMN_WIDTH, 3.6)
     axes = figure.add_subplot()
     colormap = ListedColormap([ESCAPE_COLORS[name] for name in ESCAPE_OUTCOMES])
@@ -335,11 +338,12 @@ def beta_escape_map_figure(escape_map: BetaEscapeMap) -> BookFigure:
     axes.set_ylabel("gap (harder downwards)")
     axes.invert_yaxis()
     axes.set_xlabel("$\\beta$ (KL to the base model)")
+    shown = [name for name in ESCAPE_OUTCOMES if np.any(escape_map.outcome == name)]
     handles = [
         Line2D([], [], marker="s", ms=8, ls="none", color=ESCAPE_COLORS[name], label=ESCAPE_LABELS.get(name, name))
-        for name in ESCAPE_OUTCOMES
+        for name in shown
     ]
-    _legend_below(figure, handles, ncols=4)
+    _legend_below(figure, handles, ncols=len(shown))
     axes.set_title(f"fixed-reference REINFORCE, $\\varepsilon$ = gap/2, budget {escape_map.max_steps:,} steps")
     return figure
 

@@ -54,8 +54,9 @@ METHOD_STYLES = {
     "REINFORCE": ("C3", "^", ":"),
 }
 NOCLIP_COLOR, LITE_COLOR = "C2", "C0"
-#: The weights on the reused batch (vermillion) and the widget's clipped share (orange).
-BATCH_COLOR, CLIP_COLOR = PALETTE[1], PALETTE[3]
+#: The weights on the reused batch (vermilion) and the widget's clipped share (grey, so that no
+#: orange stands next to the vermilion the widget's legend names).
+BATCH_COLOR, CLIP_COLOR = PALETTE[1], "0.55"
 
 
 def _interval_lines(axes, low: float, high: float, label: str = "$[e^{-R/\\beta}, e^{R/\\beta}]$") -> None:
@@ -300,48 +301,94 @@ def _dress_cost_axes(axes_grid: tuple, coverages: np.ndarray, coverage_loss: np.
     legend_axes.legend(handles=handles, loc="center", frameon=False)
 
 
+#: Decades between neighbouring seeds' markers at one coverage (:func:`_seed_offsets`).
+SEED_DODGE = 0.008
+#: Decades between neighbouring methods' groups of markers at one coverage, so that methods
+#: with the same costs stay apart (:func:`cost_sweeps_figure`).
+METHOD_DODGE = 0.05
+
+
 def _seed_offsets(n_seeds: int) -> np.ndarray:
-    """Multiplicative offsets on a log axis that spread one coverage's seeds side by side (about 4% apart)."""
-    return 10.0 ** (0.018 * (np.arange(n_seeds) - (n_seeds - 1) / 2))
+    """Multiplicative offsets on a log axis that spread one coverage's seeds side by side (:data:`SEED_DODGE` apart)."""
+    return 10.0 ** (SEED_DODGE * (np.arange(n_seeds) - (n_seeds - 1) / 2))
+
+
+def _median_reached(values: np.ndarray, reached: np.ndarray) -> np.ndarray:
+    """Per coverage, the median over seeds of ``values``, ``nan`` where the median seed did not reach eps.
+
+    A run that missed eps has no cost to eps (it spent its budget, a lower bound), so it counts
+    as infinitely costly: the median is a cost only where more than half the seeds reached eps.
+    """
+    median = np.median(np.where(reached, values, np.inf), axis=0)
+    return np.where(np.isfinite(median), median, np.nan)
+
+
+def _failure_strips(figure: BookFigure, n_methods: int) -> tuple[tuple, tuple]:
+    """The 2-by-2 panel grid with, above the two cost panels, a strip each for the runs that missed eps."""
+    grid = figure.add_gridspec(3, 2, height_ratios=(0.06 * (n_methods + 1), 1.0, 1.0))
+    responses_axes, steps_axes = figure.add_subplot(grid[1, 0]), figure.add_subplot(grid[1, 1])
+    strips = (figure.add_subplot(grid[0, 0], sharex=responses_axes), figure.add_subplot(grid[0, 1], sharex=steps_axes))
+    for strip in strips:
+        strip.set_ylim(n_methods - 0.4, -0.6)
+        strip.set_yticks([])
+        strip.tick_params(axis="x", which="both", labelbottom=False)
+        strip.spines["left"].set_visible(False)
+        strip.set_title("did not reach $\\varepsilon$ (no cost to show)", fontsize=8, loc="left", pad=2)
+    loss_axes, legend_axes = figure.add_subplot(grid[2, 0]), figure.add_subplot(grid[2, 1])
+    return (responses_axes, steps_axes, loss_axes, legend_axes), strips
 
 
 def cost_sweeps_figure(sweeps: SeededCostSweep, title: str) -> BookFigure:
     """:func:`cost_sweep_figure` over seeds: every seed's run as a small marker, the seeds' median as a line.
 
-    Per method and coverage, each seed's run is a small marker (filled where it reached eps,
-    open at the budget where it did not), the seeds side by side; the line joins the medians
-    over the seeds (the median coverage loss in the bottom left panel). The legend takes the
-    bottom right cell.
+    Per method and coverage, each seed's run is a small filled marker, the seeds side by side
+    and the methods :data:`METHOD_DODGE` decades apart; the line joins the medians over the
+    seeds, and the lines drawn first are the widest, so that methods with the same costs show
+    both. A run that spent its budget without reaching eps has no cost to eps: in the responses
+    and gradient-steps panels it is an open marker in a strip above the panel, one row per
+    method, never a point on the cost axis, and the median line stops where more than half the
+    seeds missed. The coverage loss (bottom left) shows every run, open where it missed eps.
+    The legend takes the bottom right cell.
     """
-    figure = new_figure(COLUMN_WIDTH, 6.2)
-    (responses_axes, steps_axes), (loss_axes, legend_axes) = figure.subplots(2, 2)
+    n_methods = len(sweeps.methods)
+    reached = sweeps.reached
+    missed = not reached.all()
+    figure = new_figure(COLUMN_WIDTH, 6.2 + (0.25 + 0.12 * n_methods if missed else 0.0))
+    if missed:
+        (responses_axes, steps_axes, loss_axes, legend_axes), strips = _failure_strips(figure, n_methods)
+    else:
+        (responses_axes, steps_axes), (loss_axes, legend_axes) = figure.subplots(2, 2)
+        strips = (None, None)
     c = sweeps.coverages
     offsets = _seed_offsets(len(sweeps.seeds))
     styles = _method_styles([method.label for method in sweeps.methods])
-    method_offsets = 10.0 ** (0.01 * (np.arange(len(sweeps.methods)) - (len(sweeps.methods) - 1) / 2))
-    reached = sweeps.reached
+    method_offsets = 10.0 ** (METHOD_DODGE * (np.arange(n_methods) - (n_methods - 1) / 2))
     handles = []
     for i, (method, style) in enumerate(zip(sweeps.methods, styles)):
         color, marker = style["color"], style["marker"]
-        for axes, values in (
-            (responses_axes, sweeps.responses_to_eps[:, i].astype(float)),
-            (steps_axes, sweeps.steps_to_eps[:, i].astype(float)),
-            (loss_axes, sweeps.coverage_loss[:, i]),
+        width = 1.0 + 0.4 * (n_methods - 1 - i)
+        for axes, strip, values, costs in (
+            (responses_axes, strips[0], sweeps.responses_to_eps[:, i].astype(float), True),
+            (steps_axes, strips[1], sweeps.steps_to_eps[:, i].astype(float), True),
+            (loss_axes, None, sweeps.coverage_loss[:, i], False),
         ):
-            axes.plot(c, np.nanmedian(values, axis=0), color=color, linestyle=style["linestyle"], lw=1.2)
+            median = _median_reached(values, reached[:, i]) if costs else np.nanmedian(values, axis=0)
+            axes.plot(c * method_offsets[i], median, color=color, linestyle=style["linestyle"], lw=width)
             for s, offset in enumerate(offsets):
                 x = c * offset * method_offsets[i]
                 hit = reached[s, i]
                 axes.plot(x[hit], values[s][hit], linestyle="none", marker=marker, color=color, markersize=3.5,
                           alpha=0.8)
-                axes.plot(x[~hit], values[s][~hit], linestyle="none", marker=marker, color=color, markersize=4.5,
-                          markerfacecolor="none", alpha=0.8)
-        handles.append(Line2D([], [], label=method.label, **style))
+                where, height = (strip, np.full(x.size, float(i))) if costs else (axes, values[s])
+                if where is not None:
+                    where.plot(x[~hit], height[~hit], linestyle="none", marker=marker, color=color, markersize=4.5,
+                               markerfacecolor="none", alpha=0.8)
+        handles.append(Line2D([], [], label=method.label, lw=width, **style))
     loss_axes.axhline(np.log10(2.0), color="k", ls="--", lw=1)
     handles.append(Line2D([], [], color="0.3", ls="-", lw=1.2, label=f"median of {len(sweeps.seeds)} seeds"))
-    if not reached.all():
+    if missed:
         handles.append(Line2D([], [], color="0.3", marker="o", ls="none", mfc="none", markersize=5,
-                              label="open: not $\\varepsilon$-optimal,\nplotted at the budget"))
+                              label="open: did not reach $\\varepsilon$\n(top strips; bottom left: its loss)"))
     _dress_cost_axes((responses_axes, steps_axes, loss_axes, legend_axes), c, sweeps.coverage_loss, handles)
     figure.suptitle(f"{title} ($\\varepsilon$ = {sweeps.eps:g}, seeds {sweeps.seeds[0]}-{sweeps.seeds[-1]})")
     return figure
@@ -451,7 +498,7 @@ def ppo_explorer_figure(beta: float, width: float, inner_steps: int, batch_size:
     reach = max(np.abs(np.log10(thresholds)).max(), np.abs(ratios.log_ratio_min).max() * LOG10_E,
                 ratios.log_ratio_max.max() * LOG10_E)
     ratio_axes.set_ylim(-min(3.0, 1.15 * reach), min(3.0, 1.15 * reach))
-    _panel_title(ratio_axes, "$\\log_{10}$ weights: all (black), batch (red),\nclip thresholds (blue, dashed)")
+    _panel_title(ratio_axes, "$\\log_{10}$ weights: all (black), batch (vermilion),\nclip thresholds (blue, dashed)")
     clip_axes.bar(iterations, [ratios.clip_fraction[r & taking].mean() for r in rows], color=CLIP_COLOR, width=0.8)
     clip_axes.set_ylim(0.0, 1.0)
     _panel_title(clip_axes, f"share of the batch clipped\n(mean {ratios.mean_clip_fraction:.3f})")

@@ -29,6 +29,12 @@ DISPLAY_PX_PER_INCH = 100
 SAVE_DPI = 2 * DISPLAY_PX_PER_INCH
 #: Okabe and Ito's colour-blind-safe palette, yellow last (it is faint on white).
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
+#: The name a caption or a legend gives each colour of :data:`PALETTE` (Okabe and Ito's names,
+#: "pink" for their reddish purple), and black and grey as matplotlib writes them.
+COLOR_NAMES = {
+    "blue": PALETTE[0], "vermilion": PALETTE[1], "green": PALETTE[2], "orange": PALETTE[3], "pink": PALETTE[4],
+    "light blue": PALETTE[5], "black": PALETTE[6], "yellow": PALETTE[7],
+}
 #: Markers that tell series apart beyond their colour.
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*", "<", ">", "p", "h")
 #: Line styles for series beyond the palette's length.

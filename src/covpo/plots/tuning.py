@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.patches import Rectangle
+from matplotlib.patheffects import withStroke
 
 from covpo.experiments.implications.noise import NoiseStudy
 from covpo.plots.base import BookFigure, new_figure
@@ -75,17 +76,22 @@ def _draw_map(axes, tuning_map: TuningMap, vmin: float, vmax: float):
     return image
 
 
-def _edge_mark(axes, along: str, position: float, style: str, color: str, label: str) -> None:
-    """A prescription marked outside the map, beside the cells it falls between, so no cell label is crossed.
+#: How far into a map, as a fraction of its height (``along="x"``) or width (``"y"``), an edge mark reaches.
+EDGE_MARK_DEPTH = 0.05
 
-    ``along="x"``: a tick above the map at column position ``position``; ``"y"``: a tick right of
-    the map at row position ``position``.
+
+def _edge_mark(axes, along: str, position: float, style: str, color: str, label: str) -> None:
+    """A prescription marked on the map's edge, between the cells it falls between, short of the cell labels.
+
+    ``along="x"``: a tick down from the map's top edge at column position ``position``; ``"y"``: a
+    tick in from the map's right edge at row position ``position``. The tick stays inside the
+    axes (a white outline keeps it legible on any cell colour).
     """
     transform = axes.get_xaxis_transform() if along == "x" else axes.get_yaxis_transform()
-    where, span = [position, position], [1.0, 1.12]
+    where, span = [position, position], [1.0 - EDGE_MARK_DEPTH, 1.0]
     xs, ys = (where, span) if along == "x" else (span, where)
-    axes.plot(xs, ys, transform=transform, color=color, ls=style, lw=2.5, clip_on=False, label=label,
-              solid_capstyle="butt")
+    axes.plot(xs, ys, transform=transform, color=color, ls=style, lw=2.5, label=label, solid_capstyle="butt",
+              path_effects=[withStroke(linewidth=4.5, foreground="white")])
 
 
 def _horizon_marks(axes, tuning_map: TuningMap) -> None:
@@ -111,11 +117,12 @@ def tuning_heatmaps_figure(inner_steps_map: TuningMap, width_map: TuningMap) -> 
     Each cell shows the median responses to eps (``-``: at most half the seeds reached eps
     within the budget; such cells are grey), in black or white, whichever reads on its colour.
     Framed cells: some seed fell below half the base coverage (or diverged), with the count
-    under the cost. The prescriptions are ticks outside the maps, beside the cells they fall
-    between: above each map, the strongest ``beta`` whose horizon fits the budget (exact mirror
-    descent, solid; the rate bound, dotted); right of the top map, chapter 3's rule
-    ``eta beta K = 16`` and its coverage-aware version; right of the bottom map, width 1 (the
-    target is never clipped); on the bottom map, small dots at the right edge of each column
+    under the cost. The prescriptions are short ticks, beside the cells they fall
+    between, on the maps' edges (:func:`_edge_mark`): on the top edge of each map, the strongest
+    ``beta`` whose horizon fits the budget (exact mirror descent, solid; the rate bound, dotted);
+    on the right edge of the top map, chapter 3's rule ``eta beta K = 16`` (solid) and its
+    coverage-aware version (dotted); on the right edge of the bottom map, width 1 (the target is
+    never clipped); on the bottom map, small dots at the right edge of each column
     where PPO's fixed interval :data:`~covpo.experiments.implications.tuning.FIXED_INTERVAL`
     sits. One legend under both maps; the colour bar, shared, to their right.
     """
@@ -141,8 +148,8 @@ def tuning_heatmaps_figure(inner_steps_map: TuningMap, width_map: TuningMap) -> 
                         mec="black", mew=0.6, label=f"fixed interval {list(FIXED_INTERVAL)}")
     inner_axes.set_ylabel("inner steps K")
     width_axes.set_ylabel("clip width\n(log-space factor on $R/\\beta$)")
-    inner_axes.set_title(inner_steps_map.title("the inner steps K"), loc="left", pad=18)
-    width_axes.set_title(width_map.title("the clip interval"), loc="left", pad=18)
+    inner_axes.set_title(inner_steps_map.title("the inner steps K"), loc="left", pad=6)
+    width_axes.set_title(width_map.title("the clip interval"), loc="left", pad=6)
     handles, labels = [], []
     for axes in (inner_axes, width_axes):
         axes.set_xlim(-0.5, axes.get_xlim()[1])
