@@ -498,7 +498,7 @@ class DetectorAccuracy:
                    "Delay: step flagged minus the step since which the exact coverage stayed below half.",
                    f"Detector: {self.settings['windows']} windows, {self.settings['zero_visits']} zero visits, "
                    f"$\\alpha$ = {self.settings['alpha']:g}; groups of {self.settings['group_size']}; pass@k beyond the "
-                   "group by the beta-binomial fit of the last window against the exact pass@k."),
+                   "group by the Beta-binomial fit of the last window against the exact pass@k."),
         )
 
 
