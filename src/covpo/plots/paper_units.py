@@ -19,7 +19,7 @@ from covpo.validation import check_instance, check_option
 #: What each unit of :data:`~covpo.experiments.implications.head_to_head.COSTS` counts, for the captions.
 UNIT_NAMES = {"steps": "gradient steps", "rounds": "rounds of batch generation", "responses": "responses"}
 
-#: The notes under every unit's table: how a group's value is read, and what a ``≥`` means.
+#: The notes under every unit's table, how a group's value is read and what a ``≥`` means.
 UNIT_NOTES = (
     "Each group's value is the smallest median over seeds among its methods whose median seed reached ε; "
     "'≥': none did, and the value is the least any of them spent (a seed that missed ε counts what it "

@@ -301,7 +301,7 @@ def _dress_cost_axes(axes_grid: tuple, coverages: np.ndarray, coverage_loss: np.
     legend_axes.legend(handles=handles, loc="center", frameon=False)
 
 
-#: Decades between neighbouring seeds' markers at one coverage (:func:`_seed_offsets`).
+#: Decades between neighbouring seeds' markers at one coverage (``_seed_offsets``).
 SEED_DODGE = 0.008
 #: Decades between neighbouring methods' groups of markers at one coverage, so that methods
 #: with the same costs stay apart (:func:`cost_sweeps_figure`).

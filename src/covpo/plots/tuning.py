@@ -118,7 +118,7 @@ def tuning_heatmaps_figure(inner_steps_map: TuningMap, width_map: TuningMap) -> 
     within the budget; such cells are grey), in black or white, whichever reads on its colour.
     Framed cells: some seed fell below half the base coverage (or diverged), with the count
     under the cost. The prescriptions are short ticks, beside the cells they fall
-    between, on the maps' edges (:func:`_edge_mark`): on the top edge of each map, the strongest
+    between, on the maps' edges (``_edge_mark``): on the top edge of each map, the strongest
     ``beta`` whose horizon fits the budget (exact mirror descent, solid; the rate bound, dotted);
     on the right edge of the top map, chapter 3's rule ``eta beta K = 16`` (solid) and its
     coverage-aware version (dotted); on the right edge of the bottom map, width 1 (the target is
