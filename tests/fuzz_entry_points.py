@@ -1422,9 +1422,6 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
             "record": frontier_record(), "profile": "default", "arm": "APMD", "block": "48x16", "tolerance": 0.7},
               argument_names=("record", "profile", "arm", "block", "tolerance"), profile="option", block="option",
               tolerance="positive"),
-        entry("labs.transformer.matched_table", transformer_frontier_analysis.matched_table, lambda: {
-            "record": frontier_record(), "rows": (("APMD", "fixed, weak β", 0.3),)},
-              argument_names=("record", "rows"), rows="object"),
         entry("labs.transformer.frontier_arms_table", transformer_frontier_analysis.frontier_arms_table, dict),
         entry("labs.transformer.comparison_cell", transformer_frontier_analysis.comparison_cell, lambda: {
             "record": frontier_record(), "first": "APMD", "second": "fixed, weak β", "level": 0.3},

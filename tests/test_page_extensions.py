@@ -10,18 +10,15 @@ Thebe settings once.
 from __future__ import annotations
 
 import base64
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
-from sphinx.application import Sphinx
-from sphinx.util.docutils import docutils_namespace, patch_docutils
 
 from covpo.plots.widgets import Frames, Slider, static_standin_html
 from covpo.table import Table
+from tests.small_sphinx_book import build_pages
 
-EXTENSIONS = Path(__file__).resolve().parent.parent / "book" / "_ext"
 PAGE_EXTENSIONS = ["numbered_outputs", "unnumbered_pages", "page_head"]
 DOT = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
@@ -67,17 +64,7 @@ def build(tmp_path: Path, extensions: list[str], monkeypatch: pytest.MonkeyPatch
     (source / "index.rst").write_text(INDEX)
     for name in ("chapter", "reference"):
         nbformat.write(notebook(name.title()), source / f"{name}.ipynb")
-    output = tmp_path / "html"
-    monkeypatch.syspath_prepend(str(EXTENSIONS))
-    try:
-        with patch_docutils(str(source)), docutils_namespace():
-            app = Sphinx(str(source), str(source), str(output), str(tmp_path / "doctrees"), "html",
-                         status=None, warning=None, freshenv=True)
-            app.build()
-    finally:
-        for name in PAGE_EXTENSIONS:
-            sys.modules.pop(name, None)
-    return {name: (output / f"{name}.html").read_text() for name in ("chapter", "reference")}
+    return build_pages(source, tmp_path, PAGE_EXTENSIONS, ("chapter", "reference"), monkeypatch)
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,6 @@ from __future__ import annotations
 import base64
 import importlib
 import re
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -30,13 +29,11 @@ import pytest
 from bs4 import BeautifulSoup
 from myst_nb.ext.execution_tables import make_stat_table
 from pybtex.database import parse_file
-from sphinx.application import Sphinx
-from sphinx.util.docutils import docutils_namespace, patch_docutils
 
 from covpo.table import Table
+from tests.small_sphinx_book import EXTENSIONS, build_pages
 
 REPOSITORY = Path(__file__).resolve().parent.parent
-EXTENSIONS = REPOSITORY / "book" / "_ext"
 READING_EXTENSIONS = ["author_year_bibliography", "no_email_links", "execution_status_words", "figure_alt_text",
                       "numbered_outputs", "one_search_box"]
 DOT = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -137,17 +134,7 @@ def build(tmp_path: Path, extensions: list[str], monkeypatch: pytest.MonkeyPatch
     (source / "index.rst").write_text(INDEX)
     (source / "api.rst").write_text(API)
     nbformat.write(chapter_notebook(), source / "chapter.ipynb")
-    output = tmp_path / "html"
-    monkeypatch.syspath_prepend(str(EXTENSIONS))
-    try:
-        with patch_docutils(str(source)), docutils_namespace():
-            app = Sphinx(str(source), str(source), str(output), str(tmp_path / "doctrees"), "html",
-                         status=None, warning=None, freshenv=True)
-            app.build()
-    finally:
-        for name in READING_EXTENSIONS:
-            sys.modules.pop(name, None)
-    return {name: (output / f"{name}.html").read_text() for name in ("chapter", "api")}
+    return build_pages(source, tmp_path, READING_EXTENSIONS, ("chapter", "api"), monkeypatch)
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,8 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
+from numbered_outputs import ancestors
+
 SENTENCE_END = re.compile(r"(?<![A-Z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<!\bFig\.)(?<=[.!?])\s+(?=[A-Z])")
 """Where one sentence of a caption ends and the next begins (not after an initial or "e.g.")."""
 TEX_COMMAND = re.compile(r"\\([A-Za-z]+)")
@@ -56,17 +58,9 @@ def caption_text(caption: nodes.Element) -> str:
     for node in caption.findall(lambda n: isinstance(n, (nodes.Text, nodes.math))):
         if isinstance(node, nodes.math):
             parts.append(plain_math(node.astext()))
-        elif not any(isinstance(parent, nodes.math) for parent in _parents(node)):
+        elif not any(isinstance(parent, nodes.math) for parent in ancestors(node)):
             parts.append(str(node))
     return " ".join("".join(parts).split())
-
-
-def _parents(node: nodes.Node) -> list[nodes.Node]:
-    found = []
-    while node.parent is not None:
-        node = node.parent
-        found.append(node)
-    return found
 
 
 def opening(text: str, min_chars: int = MIN_DESCRIPTION) -> str:

@@ -52,7 +52,7 @@ def _html_output(bundle: nodes.Element) -> str:
 
 def is_folded(node: nodes.Node) -> bool:
     """Whether a reader sees the node only after opening a fold: a hidden cell output or a dropdown."""
-    for ancestor in _ancestors(node):
+    for ancestor in ancestors(node):
         if ancestor.get("nb_element") == "cell_code" and ancestor.get("hide_mode") in FOLDING_HIDE_MODES:
             return True
         if any("dropdown" in name for name in ancestor.get("classes", [])):
@@ -60,7 +60,8 @@ def is_folded(node: nodes.Node) -> bool:
     return False
 
 
-def _ancestors(node: nodes.Node) -> list[nodes.Element]:
+def ancestors(node: nodes.Node) -> list[nodes.Element]:
+    """The node's parent, its parent's parent, and so on up to the document."""
     found = []
     while node.parent is not None:
         node = node.parent

@@ -177,8 +177,12 @@ def matched_comparison(record: dict, profile: str, first: str, second: str, leve
 
 def matched_verdict(record: dict, first: str, second: str, level: float, **options: str) -> int:
     """The verdict of :func:`matched_comparison` if every profile of ``record`` gives the same one, else 0."""
-    verdicts = {matched_comparison(record, profile, first, second, level, **options).verdict
-                for profile in profiles(record)}
+    return _agreed(_comparisons(record, first, second, level, options))
+
+
+def _agreed(comparisons: list[MatchedComparison]) -> int:
+    """The verdict the comparisons (one per profile) share, else 0."""
+    verdicts = {comparison.verdict for comparison in comparisons}
     return verdicts.pop() if len(verdicts) == 1 else 0
 
 
@@ -233,31 +237,6 @@ def inner_accuracy(record: dict, profile: str, arm: str, block: str, tolerance: 
             "within": int((total <= tolerance).sum()), "seeds": len(paths)}
 
 
-def matched_table(record: dict, rows: tuple[tuple[str, str, float], ...], *, movement: str = "pass1",
-                  measure: str = "pass@256", panel: str = "training", block: str = "long",
-                  reward: str = "partial") -> Table:
-    """For each ``(first, second, level)`` of ``rows``: the paired difference at the matched level under every profile."""
-    if isinstance(rows, str) or not isinstance(rows, (tuple, list)) or not rows or not all(
-            isinstance(row, (tuple, list)) and len(row) == 3 for row in rows):
-        raise ValueError(f"rows must be a non-empty tuple of (first, second, level) triples, got {rows!r:.80}")
-    columns = []
-    for profile in profiles(record):
-        columns += [f"{profile}: median [interval]", f"{profile}: seeds"]
-    body = []
-    for first, second, level in rows:
-        cells = []
-        for profile in profiles(record):
-            comparison = matched_comparison(record, profile, first, second, level, movement=movement,
-                                            measure=measure, panel=panel, block=block, reward=reward)
-            cells += [comparison.summary, str(len(comparison.seeds))]
-        body.append((f"{first} $-$ {second}", f"{level:g}", *cells))
-    matched = "pass@1" if movement == "pass1" else "KL to the base model"
-    return Table(("arms", matched, *columns), tuple(body),
-                 caption=f"{measure} of hard {panel} prompts, first arm minus second, at matched {matched}",
-                 notes=("paired by seed (one seed per base model) over the seeds where both arms reach the level; "
-                        "sign-test interval, level at least 95%",))
-
-
 def frontier_arms_table() -> Table:
     """Every arm of the frontier study: its loss, ``beta``, reference and optimizer state, and learning rate."""
     names = tuple(dict.fromkeys(LONG_ARMS + SPLIT_ARMS + BINARY_ARMS))
@@ -287,7 +266,7 @@ def comparison_cell(record: dict, first: str, second: str, level: float, **optio
     comparisons = _comparisons(record, first, second, level, options)
     if any(comparison.interval is None for comparison in comparisons):
         return f"{min(len(comparison.seeds) for comparison in comparisons)} seeds reach it"
-    return f"{comparisons[0].summary}, {VERDICT_WORDS[matched_verdict(record, first, second, level, **options)]}"
+    return f"{comparisons[0].summary}, {VERDICT_WORDS[_agreed(comparisons)]}"
 
 
 def comparison_text(record: dict, first: str, second: str, level: float, **options: str) -> str:
