@@ -1282,8 +1282,9 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
     return (
         entry("labs.transformer.ReversalTask", transformer.ReversalTask, lambda: {
             "n_symbols": 3, "length": 2, "gap": 0.1, "easy_correct": 0.2, "easy_near": 0.6, "hard_correct": 0.02,
-            "hard_near": 0.78, "decoupled": False}, n_symbols="count", easy_correct="nonnegative",
-              easy_near="nonnegative", hard_correct="nonnegative", hard_near="nonnegative", decoupled="flag"),
+            "hard_near": 0.78, "decoupled": False, "shared_mixture": False}, n_symbols="count",
+              easy_correct="nonnegative", easy_near="nonnegative", hard_correct="nonnegative",
+              hard_near="nonnegative", decoupled="flag", shared_mixture="flag"),
         entry("labs.transformer.all_prompts", transformer_task.all_prompts, lambda: {"task": task()}),
         entry("labs.transformer.check_prompts", transformer_task.check_prompts,
               lambda: {"task": task(), "prompts": prompts()}, prompts="indices"),
@@ -1297,6 +1298,8 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
               lambda: {"answers": prompts(), "n_symbols": 3}, answers="indices"),
         entry("labs.transformer.is_hard", transformer_task.is_hard, lambda: {"task": task(), "prompts": prompts()},
               skip=("prompts",)),
+        entry("labs.transformer.mixture", transformer_task.mixture, lambda: {"task": task(), "prompts": prompts()},
+              prompts="indices"),
         entry("labs.transformer.mixture_weights", transformer_task.mixture_weights,
               lambda: {"task": task(), "prompts": prompts()}, skip=("prompts",)),
         entry("labs.transformer.reward", transformer.reward, lambda: {
@@ -1372,6 +1375,12 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
         entry("labs.transformer.first_loss_step", transformer_frontier.first_loss_step, lambda: {
             "log_coverage": np.log(np.array([[0.5, 0.9], [0.01, 0.9]])), "hard": np.array([True, False]),
             "inner_steps": 4}, skip=("log_coverage", "hard", "inner_steps")),
+        entry("labs.transformer.inner_condition", transformer_frontier.inner_condition, lambda: {
+            "log_coverage": np.log([[0.5, 0.9], [0.45, 0.9], [0.5, 0.9]]),
+            "prompt_accuracy": np.array([[0.001, 0.0], [0.0005, 0.0]]),
+            "target_log_coverage": np.log([[0.55, 0.9], [0.5, 0.9]]), "hard": np.array([True, False])},
+              log_coverage="log_coverage", prompt_accuracy="real_grid", target_log_coverage="log_coverage",
+              hard="mask"),
         entry("labs.transformer.run_paths", transformer_frontier.run_paths, lambda: {
             "study": synthetic_study(), "run": 7}, study="object", run="count0"),
         entry("labs.transformer.mirror_descent_paths", transformer_frontier.mirror_descent_paths, lambda: {
@@ -1384,9 +1393,18 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
         entry("labs.transformer.profiles", transformer_frontier_analysis.profiles,
               lambda: {"record": frontier_record()}, argument_names=("record",)),
         entry("labs.transformer.block_paths", transformer_frontier_analysis.block_paths, lambda: {
-            "record": frontier_record(), "profile": "second", "block": "48x16", "arm": "APMD", "reward": "partial"},
-              argument_names=("record", "profile", "block", "arm", "reward"), profile="option", block="option",
-              reward="option"),
+            "record": frontier_record(), "profile": "second", "block": "48x16", "arm": "APMD", "reward": "partial",
+            "task": "mixed"},
+              argument_names=("record", "profile", "block", "arm", "reward", "task"), profile="option",
+              block="option", reward="option", task="option"),
+        entry("labs.transformer.ArmPaths", transformer_frontier_analysis.ArmPaths, lambda: {
+            "block": "route", "arm": "APMD", "task": "decoupled"}, block="option", arm="option", task="option"),
+        entry("labs.transformer.condition_counts", transformer_frontier_analysis.condition_counts, lambda: {
+            "record": frontier_record(), "profile": "default", "arm": "APMD", "block": "24x32"},
+              argument_names=("record", "profile", "arm", "block"), profile="option", arm="option", block="option"),
+        entry("labs.transformer.condition_table", transformer_frontier_analysis.condition_table, lambda: {
+            "record": frontier_record(), "arms": ("APMD",), "blocks": ("long", "24x32")},
+              argument_names=("record", "arms", "blocks"), arms="instances", blocks="instances"),
         entry("labs.transformer.value_at_level", transformer_frontier_analysis.value_at_level, lambda: {
             "path": frontier_record()["runs"][0]["blocks"]["long"]["paths"][0], "movement": "kl",
             "measure": "pass@16", "level": 0.3, "panel": "held-out"},
@@ -1436,7 +1454,8 @@ def _transformer_entries() -> tuple[EntryPoint, ...]:
             "record": frontier_record(), "arms": ("fixed, weak β", "APMD")},
               argument_names=("record", "arms"), arms="instances"),
         entry("labs.transformer.inner_table", transformer_frontier_analysis.inner_table, lambda: {
-            "record": frontier_record(), "arms": ("APMD",)}, argument_names=("record", "arms"), arms="instances"),
+            "record": frontier_record(), "arms": ("APMD",), "blocks": ("long",)},
+              argument_names=("record", "arms", "blocks"), arms="instances", blocks="instances"),
         entry("labs.transformer.measure_cost", transformer.measure_cost, lambda: {
             "config": config(), "batch": 16, "repeats": 1, "sampler": False, "seed": 0}, heavy=True, batch="count"),
         entry("labs.transformer.cost_table", transformer.cost_table, lambda: {
@@ -1531,7 +1550,9 @@ def synthetic_study(n_seeds: int = 6, n_steps: int = 2, names: tuple[str, ...] =
         near_reward=np.full(runs, 0.9), reward=draw.uniform(0, 1, (runs, n_steps)),
         pass1=draw.uniform(0, 1, (runs, n_steps)), kl=draw.uniform(0, 1, (runs, n_steps + 1)),
         accuracy=draw.uniform(0, 1, (runs, n_steps)), log_coverage=log_probs(2), log_near=log_probs(2),
-        held_log_coverage=log_probs(2), held_log_near=log_probs(2), n_samples=8, sampled_runs=np.array([-1, 0, 1]),
+        held_log_coverage=log_probs(2), held_log_near=log_probs(2),
+        prompt_accuracy=draw.uniform(0, 0.01, (runs, n_steps, 2)), target_log_coverage=log_probs(2)[:, 1:],
+        n_samples=8, sampled_runs=np.array([-1, 0, 1]),
         sampled_correct=draw.integers(0, 9, (3, 2)), sampled_held=np.tile([True, False], (3, 1)),
         sampled_valid=np.ones((3, 2), dtype=bool), pretrain_losses=np.ones((1, 2)), timings={},
     )

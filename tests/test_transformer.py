@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -40,6 +41,7 @@ from covpo.labs.transformer import (  # noqa: E402
 import covpo.labs.transformer.training as training  # noqa: E402
 from covpo.labs.transformer.analysis import Comparison, Side  # noqa: E402
 from covpo.labs.transformer.literature import STUDIES  # noqa: E402
+import covpo.labs.transformer.experiment as experiment  # noqa: E402
 from covpo.labs.transformer.experiment import plan_study  # noqa: E402
 from covpo.labs.transformer.model import (  # noqa: E402
     all_answer_log_probs,
@@ -49,7 +51,15 @@ from covpo.labs.transformer.model import (  # noqa: E402
     group_token_log_probs,
     teacher_forcing_inputs,
 )
-from covpo.labs.transformer.task import all_prompts, answer_index, correct_answer, near_miss  # noqa: E402
+from covpo.labs.transformer.task import (  # noqa: E402
+    all_prompts,
+    answer_index,
+    correct_answer,
+    is_hard,
+    mixture,
+    mixture_weights,
+    near_miss,
+)
 from covpo.labs.transformer.training import (  # noqa: E402
     RunInputs,
     group_advantages,
@@ -245,6 +255,43 @@ def test_task_rewards_and_conventions():
     assert correct_answer(decoupled, easy).tolist() == [[3, 2, 1]]
     assert correct_answer(decoupled, hard).tolist() == [[1, 0, 0]]
     assert near_miss(decoupled, hard).tolist() == [[1, 0, 1]]
+
+
+def test_the_shared_mixture_gives_both_tasks_the_same_coverage_of_their_own_answers():
+    shared = ReversalTask(n_symbols=4, length=3, shared_mixture=True)
+    prompts = all_prompts(shared)
+    answers, weights = mixture(shared, prompts)
+    assert answers.shape == (len(prompts), 4, 3) and weights.shape == (len(prompts), 4)
+    hard = np.asarray(is_hard(shared, prompts))
+    for task in (shared, replace(shared, decoupled=True)):
+        p_correct, p_near = mixture_weights(task, prompts)
+        for answer, weight in ((correct_answer(task, prompts), p_correct), (near_miss(task, prompts), p_near)):
+            # each task's own correct answer and near miss carry the weights the task states
+            carried = ((answers == np.asarray(answer)[:, None, :]).all(-1) * weights).sum(-1)
+            np.testing.assert_allclose(carried, weight)
+        np.testing.assert_allclose(p_correct[hard], shared.hard_correct)
+        np.testing.assert_allclose(p_near[hard], shared.hard_near / 2)
+    # every answer of the mixture shares the others' first L - 1 symbols (one teacher-forced pass scores all)
+    assert (answers[..., :-1] == answers[:, :1, :-1]).all()
+    np.testing.assert_allclose(weights[~hard].sum(-1), shared.easy_correct + shared.easy_near)
+    np.testing.assert_allclose(weights[hard].sum(-1), 2 * shared.hard_correct + shared.hard_near)
+    unshared_answers, unshared_weights = mixture(ReversalTask(n_symbols=4, length=3), prompts)
+    assert unshared_answers.shape == (len(prompts), 2, 3)
+    with pytest.raises(ValueError, match="hard_correct"):
+        ReversalTask(shared_mixture=True, hard_correct=0.2, hard_near=0.7)
+    with pytest.raises(ValueError, match="n_symbols"):
+        ReversalTask(n_symbols=3, shared_mixture=True)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_the_decoupled_task_has_base_models_of_its_own_unless_the_mixture_is_shared(shared):
+    task = ReversalTask(shared_mixture=shared)
+    families = {"mixed": task, "hard-only": task, "decoupled": replace(task, decoupled=True)}
+    plan = experiment.StudyPlan({"base_models": 3, "seeds_per_base": 2}, None, (), {}, families, None, [], [], [],
+                                None)
+    for seed in range(6):
+        assert plan.base_index(seed, "mixed") == plan.base_index(seed, "hard-only") == seed // 2
+        assert plan.base_index(seed, "decoupled") == seed // 2 + (0 if shared else 3)
 
 
 @pytest.mark.parametrize("answers", [[[9, 0, 0]], [[-1, 0, 0]], [[0.5, 0, 0]], None, 0.5],

@@ -24,13 +24,17 @@ from covpo.labs.transformer.frontier import (  # noqa: E402
     PANELS,
     PASS_KS,
     first_loss_step,
+    inner_condition,
     kept_steps,
     mirror_descent_paths,
     run_paths,
 )
 from covpo.labs.transformer.frontier_analysis import (  # noqa: E402
     MIN_SEEDS,
+    ArmPaths,
     block_paths,
+    condition_counts,
+    condition_table,
     collapse_onset,
     inner_accuracy,
     matched_comparison,
@@ -165,6 +169,8 @@ def tiny_study():
         return transformer_study("book", plan=plan, progress=False)
 
 
+# The path restates the study's own arrays: structure, the same on every CPU.
+@pytest.mark.same_on_every_cpu
 def test_run_paths_keep_every_series_at_every_kept_step_finite(tiny_study):
     study = tiny_study
     inner = study.setup.inner_steps
@@ -406,7 +412,7 @@ def test_the_books_record_holds_both_profiles_and_every_cell_of_every_block_on_e
             assert (entry["n_steps"], entry["inner_steps"]) == (block["n_steps"], block["inner_steps"])
             assert len(entry["paths"]) == len(block["cells"]) * len(seeds)
             for cell in block["cells"]:
-                paths = block_paths(record, profile, name, cell.arm, cell.reward)
+                paths = block_paths(record, profile, name, cell.arm, cell.reward, cell.task)
                 assert [path["seed"] for path in paths] == seeds, (profile, name, cell)
                 assert all(path["optimizer_steps"][-1] == block["n_steps"] * block["inner_steps"] for path in paths)
             if name == "long":
@@ -434,3 +440,94 @@ def test_the_frontier_figures_draw_a_line_per_arm_and_mirror_descent_from_a_reco
             drawn = {line.get_label(): len(line.get_xdata()) for line in axes.get_lines()}
             assert drawn[APMD_ARM] > 0 and drawn[WEAK_ARM] > 0 and drawn["mirror descent"] > 0
         plt.close(figure)
+
+
+# ---- the KL form of the inner-loop condition ------------------------------------------------------
+
+
+def approximate_chain(noise: float, steps: int = 12, beta: float = 0.5, seed: int = 0):
+    """One prompt's APMD chain over six answers: each iterate is its exact target with ``noise`` of its mass moved.
+
+    Answer 0 is correct (reward 1), answer 1 the near miss (0.9), the rest 0; the base model
+    covers the correct answer with 0.01. Moving mass off the correct answer makes each step
+    lose coverage against its target.
+    """
+    draw = np.random.default_rng(seed)
+    rewards = np.array([1.0, 0.9, 0, 0, 0, 0])
+    policy = np.array([0.01, 0.6, 0.1, 0.1, 0.1, 0.09])
+    log_coverage, accuracy, target_coverage = [np.log(policy[0])], [], []
+    for _ in range(steps):
+        target = policy * np.exp(rewards / beta)
+        target /= target.sum()
+        moved = target.copy()
+        moved[0] *= 1 - noise * draw.uniform(0.5, 1.0)
+        moved[1:] += (target[0] - moved[0]) * draw.dirichlet(np.ones(5))
+        accuracy.append(float((moved * np.log(moved / target)).sum()))
+        target_coverage.append(np.log(target[0]))
+        log_coverage.append(np.log(moved[0]))
+        policy = moved
+    column = lambda values: np.array(values)[:, None]  # noqa: E731
+    return column(log_coverage), column(accuracy), column(target_coverage)
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.001, 0.05, 0.5, 0.95])
+def test_the_kl_form_bounds_each_steps_loss_and_guarantees_half_the_coverage_where_met(noise):
+    log_coverage, accuracy, target = approximate_chain(noise)
+    condition = inner_condition(log_coverage, accuracy, target, np.array([True]))
+    assert condition["violations"] == 0 and condition["met_and_lost"] == 0
+    assert condition["error"] == pytest.approx((target[:, 0] - log_coverage[1:, 0]).sum(), rel=1e-3, abs=1e-9)
+    kept = log_coverage.min() >= log_coverage[0, 0] - math.log(2)
+    assert condition["kept_half"] == int(kept)
+    if noise <= 0.001:
+        assert condition["met"] == 1 and kept
+    if noise >= 0.5:
+        assert condition["met"] == 0 and not kept
+
+
+def test_the_kl_form_is_a_sufficient_condition_not_a_necessary_one():
+    """A chain that keeps its coverage while the budget, which pays for every step's KL, runs out."""
+    log_coverage, accuracy, target = approximate_chain(0.05, steps=40)
+    condition = inner_condition(log_coverage, accuracy, target, np.array([True]))
+    assert condition["met"] == 0 and condition["kept_half"] == 1
+    assert condition["budget"] is None or condition["budget"] > math.log(2)
+
+
+@pytest.mark.parametrize("change, argument", [
+    (lambda c, a, t, h: (np.abs(c) + 0.5, a, t, h), "log_coverage"),
+    (lambda c, a, t, h: (c, a - 0.5, t, h), "prompt_accuracy"),
+    (lambda c, a, t, h: (c, a, np.abs(t) + 0.5, h), "target_log_coverage"),
+    (lambda c, a, t, h: (c, a[:-1], t, h), "log_coverage"),
+    (lambda c, a, t, h: (c, a, t, np.array([False])), "log_coverage"),
+])
+def test_inner_condition_refuses_bad_input_naming_it(change, argument):
+    arrays = change(*approximate_chain(0.01), np.array([True]))
+    with pytest.raises(ValueError, match=argument):
+        inner_condition(*arrays)
+
+
+def test_arm_paths_pair_an_arm_across_blocks_and_tasks_by_seed():
+    record = hand_record({"default": [hand_path(APMD_ARM, seed, [0.1, 0.5], [0.9, 0.5 + 0.01 * seed])
+                                      for seed in range(MIN_SEEDS)]})
+    same = matched_comparison(record, "default", ArmPaths("G64", APMD_ARM), APMD_ARM, 0.3)
+    assert same.seeds == tuple(range(MIN_SEEDS)) and same.interval.median == 0 and same.verdict == 0
+    assert same.first == f"{APMD_ARM}, G = 64" and same.second == APMD_ARM
+    assert ArmPaths("route", WEAK_ARM, "decoupled").label == f"{WEAK_ARM}, decoupled task"
+    with pytest.raises(ValueError, match="no runs on the decoupled task"):
+        matched_comparison(record, "default", ArmPaths("route", APMD_ARM, "decoupled"), APMD_ARM, 0.3)
+    with pytest.raises(ValueError, match="task"):
+        ArmPaths("route", APMD_ARM, "sideways")
+
+
+def test_condition_counts_sum_the_seeds_hard_prompts():
+    condition = {"hard": 2, "met": 1, "kept_half": 2, "met_and_lost": 0, "violations": 0, "error": 0.5, "budget": None}
+    inner = {"accuracy": [0.0], "accuracy_sum": [0.0], "total": 0.0, "closed": 0.5, "condition": condition}
+    record = hand_record({"default": [hand_path(APMD_ARM, seed, [0.1, 0.5], [0.9, 0.8], inner=inner)
+                                      for seed in range(3)]})
+    counts = condition_counts(record, "default", APMD_ARM, "long")
+    assert (counts["hard"], counts["met"], counts["kept_half"], counts["seeds"]) == (6, 3, 6, 3)
+    assert condition_table(record, (APMD_ARM,)).rows[0][2:] == ("3 of 6", "6 of 6", "0.50")
+    with pytest.raises(ValueError, match="blocks"):
+        condition_table(record, (APMD_ARM,), ("sideways",))
+    with pytest.raises(ValueError, match="no inner-loop condition"):
+        condition_counts(hand_record({"default": [hand_path(WEAK_ARM, 0, [0.1], [0.9])]}), "default", WEAK_ARM,
+                         "long")

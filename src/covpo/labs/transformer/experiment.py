@@ -10,7 +10,8 @@ key-value-cache sampler, to estimate pass@k next to its exact value.
 and so on), its held-out prompts, the run's training prompts and the run's JAX key, and every
 arm of seed ``s`` gets all four unchanged: arms of one seed differ only in their method. The
 decoupled task's base model is pre-trained from the same initial weights, split and key on its
-own mixture.
+own mixture, unless the task's mixture is shared (``ReversalTask(shared_mixture=True)``): then
+one base model per seed serves the mixed and the decoupled task alike.
 
 **Tasks.** ``"mixed"``: 8 easy and 8 hard training prompts, the easy rule being the hard
 prompts' near miss; ``"hard-only"``: 16 hard training prompts (the mixed task's 8 and 8 more);
@@ -75,12 +76,6 @@ class Cell:
             check_positive("learning_rate", self.learning_rate)
 
 
-ROUTE_ARMS = (WEAK_ARM, "APMD", "APMD, exact target")
-"""The arms the full study's route comparisons run on every task."""
-GROUP_SIZES = (8, 32, 128)
-"""Group sizes of the fixed-budget comparison."""
-
-
 def book_cells() -> tuple[Cell, ...]:
     """The book's cells: its arms (:data:`~covpo.labs.transformer.methods.BOOK_ARM_NAMES`) on the mixed task, groups of 8.
 
@@ -91,10 +86,12 @@ def book_cells() -> tuple[Cell, ...]:
 
 
 def full_cells() -> tuple[Cell, ...]:
-    """The full study's cells: every arm on every task under both rewards, and three arms at larger groups."""
-    return (tuple(Cell(task, arm, 8, reward) for reward in REWARDS for task in TASKS for arm in ARM_NAMES)
-            + tuple(Cell("mixed", arm, group) for arm in (WEAK_ARM, "APMD", "APMD, exact target")
-                    for group in GROUP_SIZES[1:]))
+    """Every arm on every task under both rewards, groups of 8: the default cells of the full size.
+
+    The frontier study (:mod:`covpo.labs.transformer.frontier`) chooses its own cells, group sizes
+    and task families per block.
+    """
+    return tuple(Cell(task, arm, 8, reward) for reward in REWARDS for task in TASKS for arm in ARM_NAMES)
 
 
 #: Sizes of the study, the book's (about half a minute on two idle CPU cores) and the full one (scripts/).
@@ -116,8 +113,9 @@ class TransformerStudy:
     Run ``r`` is cell ``cells[run_cell[r]]`` on seed ``run_seed[r]``. The exact series
     (``kl``, ``log_coverage``, ``log_near``, ``held_log_coverage``, ``held_log_near``) have
     ``T + 1`` rows: row 0 is the base model, the last row the model the run returns, the model
-    whose pass@k is reported. ``train_hard[r]`` and ``held_hard[r]`` mark the run's hard
-    prompts. ``sampled_runs`` lists the runs whose final models were sampled (with one base model
+    whose pass@k is reported. ``accuracy``, ``prompt_accuracy`` and ``target_log_coverage``
+    have ``T`` rows (:class:`~covpo.labs.transformer.training.RunRecord`). ``train_hard[r]`` and
+    ``held_hard[r]`` mark the run's hard prompts. ``sampled_runs`` lists the runs whose final models were sampled (with one base model
     per seed first, run index ``-1 - seed``); ``sampled_correct[i, q]`` counts passing answers
     among ``n_samples`` to the ``q``-th hard prompt of ``sampled_prompts_of[i]`` (held-out prompts
     first, then training prompts; ``sampled_valid`` marks the real ones).
@@ -142,6 +140,8 @@ class TransformerStudy:
     log_near: np.ndarray
     held_log_coverage: np.ndarray
     held_log_near: np.ndarray
+    prompt_accuracy: np.ndarray
+    target_log_coverage: np.ndarray
     n_samples: int
     sampled_runs: np.ndarray
     sampled_correct: np.ndarray
@@ -280,8 +280,9 @@ class StudyPlan:
         return self.sizes["base_models"] * self.sizes["seeds_per_base"]
 
     def base_index(self, seed: int, task: str) -> int:
-        """Which pre-trained model is seed ``seed``'s base model on ``task``."""
-        return seed // self.sizes["seeds_per_base"] + (self.sizes["base_models"] if task == "decoupled" else 0)
+        """Which pre-trained model is seed ``seed``'s base model on ``task`` (the same for every task on a shared mixture)."""
+        own_model = task == "decoupled" and not self.families[task].shared_mixture
+        return seed // self.sizes["seeds_per_base"] + (self.sizes["base_models"] if own_model else 0)
 
     def held_out(self, seed: int) -> np.ndarray:
         """Seed ``seed``'s held-out prompts (its base model's)."""
@@ -364,7 +365,8 @@ def plan_study(size: str = "book", *, seed: int = 0, cells: tuple[Cell, ...] | N
             raise ValueError(f"group_size must divide {setup.n_slots * setup.slot_size} in multiples of "
                              f"{setup.slot_size}, got {cell.group_size}")
     families = {"mixed": task, "hard-only": task, "decoupled": replace(task, decoupled=True)}
-    models, splits, losses = _base_models(config, task, sizes, seed, any(cell.task == "decoupled" for cell in cells))
+    decoupled_models = not task.shared_mixture and any(cell.task == "decoupled" for cell in cells)
+    models, splits, losses = _base_models(config, task, sizes, seed, decoupled_models)
     n_seeds = sizes["base_models"] * sizes["seeds_per_base"]
     prompts = [_training_prompts(task, splits[s // sizes["seeds_per_base"]][0], np.random.default_rng((seed, s)),
                                  sizes["n_prompts"]) for s in range(n_seeds)]
@@ -511,6 +513,7 @@ def transformer_study(size: str = "book", *, seed: int = 0, cells: tuple[Cell, .
         reward=series["reward"], pass1=series["pass1"], kl=series["kl"],
         accuracy=series["accuracy"], log_coverage=series["log_coverage"], log_near=series["log_near"],
         held_log_coverage=series["held_log_coverage"], held_log_near=series["held_log_near"],
+        prompt_accuracy=series["prompt_accuracy"], target_log_coverage=series["target_log_coverage"],
         n_samples=sizes["n_samples"], sampled_runs=np.array(sampled), sampled_correct=counts,
         sampled_held=np.stack(held_rows), sampled_valid=np.stack(valid_rows), pretrain_losses=plan.pretrain_losses, timings=timings,
     )

@@ -12,7 +12,14 @@ per run (:data:`OPTIMIZER_STEPS`) and the shared learning rate:
 - ``"long"``: 192 outer steps of 4 inner steps, every arm of :data:`LONG_ARMS` under partial
   credit and :data:`BINARY_ARMS` under the binary reward;
 - ``"48x16"`` and ``"24x32"``: the same optimizer steps split into fewer outer steps of more
-  inner steps (:data:`SPLIT_ARMS`), to isolate the inner loop's length from the run's length.
+  inner steps (:data:`SPLIT_ARMS`), to isolate the inner loop's length from the run's length;
+- ``"G32"`` and ``"G64"``: the long block's 192 x 4 with groups of 32 and 64 answers per prompt
+  (:data:`GROUP_ARMS`) and every training prompt in every batch, so every prompt gets the same
+  number of updates at every group size (the batch grows with the group; the long block's groups
+  of 8 are the third size);
+- ``"route"``: the long block's 192 x 4 on the mixed and the decoupled task
+  (:data:`ROUTE_ARMS`) from the same base models, pre-trained on the mixture that serves both
+  (:data:`ROUTE_TASK`), so the two tasks differ only in what the reward pays for.
 
 **Seeds.** :data:`FRONTIER_SIZES` pre-trains 8 base models and runs one seed on each, so
 seeds are independent and a sign test over seeds respects the clustering by base model.
@@ -23,7 +30,8 @@ points), exact pass@1 over all prompts, exact pass@k (``k`` in :data:`PASS_KS`) 
 near miss on the hard prompts (training and held-out panels), the KL divergence to the base
 model, and, for the APMD arms, each outer step's inner accuracy
 ``delta_t = E_x KL(pi_{t+1} || pi*_{t+1})``, its running sum and the fraction of each step's
-distance to its target closed (its median over the steps whose target is not already reached). It also keeps
+distance to its target closed (its median over the steps whose target is not already reached), and
+the KL form of the inner-loop condition on each hard training prompt (:func:`inner_condition`). It also keeps
 the first optimizer step at which exact pass@256 of the hard prompts falls more than
 :data:`ONSET_DROP` below the base model's. Exact mirror
 descent from each seed's base model (:func:`mirror_descent_paths`) is the reference path of a
@@ -43,12 +51,13 @@ from pathlib import Path
 
 import numpy as np
 
-from covpo.validation import check_count, check_flag, check_instance, check_positive
+from covpo.validation import check_count, check_finite_array, check_flag, check_instance, check_positive
 
-from .experiment import Cell, TransformerStudy, plan_study, transformer_study
+from .experiment import SIZES, Cell, TransformerStudy, plan_study, transformer_study
 from .methods import (APMD_ARM, CARRIED_ARM, EXACT_ARM, EXACT_CARRIED_ARM, PRORL_ARM, STRONG_ARM, STRONG_BETA,
                       WEAK_ARM)
 from .passk import exact_pass_at_k
+from .task import ReversalTask
 
 OPTIMIZER_STEPS = 768
 """Optimizer steps of every run of the frontier study (our budget)."""
@@ -58,14 +67,26 @@ BINARY_ARMS = (WEAK_ARM, STRONG_ARM, APMD_ARM, EXACT_ARM)
 """The arms of the long block under the binary reward."""
 SPLIT_ARMS = (WEAK_ARM, STRONG_ARM, APMD_ARM, EXACT_ARM, EXACT_CARRIED_ARM)
 """The arms of the blocks with longer inner loops."""
+GROUP_ARMS = (WEAK_ARM, CARRIED_ARM)
+"""The arms of the group-size blocks, the sampled arms that learn in 192 x 4 (the exact target draws no answers)."""
+ROUTE_ARMS = (WEAK_ARM, CARRIED_ARM)
+"""The arms run on both tasks of the route block."""
+ROUTE_TASK = ReversalTask(shared_mixture=True)
+"""The route block's task family, one pre-training mixture for the mixed and the decoupled task (ours)."""
 BLOCKS = {
     "long": {"n_steps": 192, "inner_steps": 4,
              "cells": tuple(Cell("mixed", arm) for arm in LONG_ARMS)
              + tuple(Cell("mixed", arm, reward="binary") for arm in BINARY_ARMS)},
     "48x16": {"n_steps": 48, "inner_steps": 16, "cells": tuple(Cell("mixed", arm) for arm in SPLIT_ARMS)},
     "24x32": {"n_steps": 24, "inner_steps": 32, "cells": tuple(Cell("mixed", arm) for arm in SPLIT_ARMS)},
+    **{f"G{group}": {"n_steps": 192, "inner_steps": 4, "slot_size": group,
+                     "cells": tuple(Cell("mixed", arm, group) for arm in GROUP_ARMS)} for group in (32, 64)},
+    "route": {"n_steps": 192, "inner_steps": 4, "task": ROUTE_TASK,
+              "cells": tuple(Cell(task, arm) for task in ("mixed", "decoupled") for arm in ROUTE_ARMS)},
 }
-"""The study's blocks, each with its outer steps, inner steps per outer step and cells (module docstring)."""
+"""The study's blocks (module docstring), each with its outer steps, inner steps per outer step and cells, and where
+they differ from the long block's, the answers per slot (``slot_size``, one group per prompt) and the
+task family (``task``)."""
 FRONTIER_SIZES = {"base_models": 8, "seeds_per_base": 1, "chunk": 8}
 """Entries replacing the full size's (:data:`~covpo.labs.transformer.experiment.SIZES`): 8 base models, one seed each."""
 PASS_KS = (1, 16, 64, 256)
@@ -79,6 +100,14 @@ What is left to close there is within the single-precision rounding of the KL di
 """
 ONSET_DROP = 0.05
 """How far below the base model's pass@256 of the hard prompts a path must fall to count as losing coverage (ours)."""
+ROUNDING = 1e-3
+"""How far past 0 a single-precision log-probability or KL divergence of the loop may round (far above what it does)."""
+KL_ROUNDING = 2e-7
+"""The single-precision error allowed a step's KL divergence to its target when the per-step bound is checked.
+
+The loop sums 512 answers' terms in single precision; the most negative divergence it returned
+in our runs was about -4e-8, so errors of this size are rounding, not fit.
+"""
 PANELS = ("training", "held-out")
 """The two sets of prompts each path is measured on."""
 FRONTIER_RECORD = Path(str(files(__package__) / "frontier_record.json"))
@@ -132,6 +161,76 @@ def first_loss_step(log_coverage: np.ndarray, hard: np.ndarray, inner_steps: int
     return int(np.argmax(below)) * inner_steps if below.any() else None
 
 
+def inner_condition(log_coverage: np.ndarray, prompt_accuracy: np.ndarray, target_log_coverage: np.ndarray,
+                    hard: np.ndarray) -> dict:
+    """The KL form of the inner-loop condition on each hard prompt, against what the run's coverage did.
+
+    Our reconstruction (chapter 7 derives it): write ``c_t`` for ``pi_t(y*|x)``, ``c*_{t+1}`` for the
+    target's coverage and ``delta_t = KL(pi_{t+1} || pi*_{t+1})`` on one prompt. The step loses
+    ``e_t = log c*_{t+1} - log c_{t+1}`` against its target, and a step of exact mirror descent
+    never lowers coverage, so ``log c_T >= log c_0 - sum_t e_t``. The data-processing inequality
+    and ``kl(p, q) >= (q - p)^2 / (2 q)`` for ``p <= q`` bound each loss by the step's KL:
+    ``e_t <= b_t = -log(1 - sqrt(2 delta_t / c*_{t+1}))`` (infinite once the root reaches 1). So
+    ``sum_t b_t <= log 2`` (the condition, met) guarantees that the prompt keeps at least half
+    of its base coverage at every step: the tolerance on the KL scales with the coverage.
+
+    Parameters
+    ----------
+    log_coverage
+        ``log pi_t(y*|x)``, ``[T + 1, prompts]``.
+    prompt_accuracy, target_log_coverage
+        ``delta_t`` and ``log c*_{t+1}``, ``[T, prompts]``
+        (:class:`~covpo.labs.transformer.training.RunRecord`).
+    hard
+        Boolean mask of the hard prompts (at least one).
+
+    Returns
+    -------
+    dict
+        Counts over the hard prompts: ``hard``, ``met`` (the condition holds over the whole run),
+        ``kept_half`` (coverage never below half the base model's), ``met_and_lost`` (met but
+        not kept: the guarantee would be wrong; always 0), ``violations`` (steps where ``e_t``
+        exceeds by more than 1e-4 the bound ``b_t`` computed with ``delta_t +``
+        :data:`KL_ROUNDING`: the per-step bound would be wrong; always 0); and the
+        medians over hard prompts of ``sum_t e_t`` (``error``) and of ``sum_t b_t`` (``budget``,
+        ``None`` where infinite).
+    """
+    checked = {}
+    for name, values, sign in (("log_coverage", log_coverage, -1), ("prompt_accuracy", prompt_accuracy, 1),
+                               ("target_log_coverage", target_log_coverage, -1)):
+        values = check_finite_array(name, values, ndim=2)
+        if (sign * values < -ROUNDING).any():
+            raise ValueError(f"{name} must be {'at most' if sign < 0 else 'at least'} 0 (log-probabilities and KL "
+                             f"divergences), beyond single-precision rounding")
+        checked[name] = np.minimum(values, 0.0) if sign < 0 else np.maximum(values, 0.0)
+    log_coverage, prompt_accuracy, target_log_coverage = checked.values()
+    hard = np.asarray(hard)
+    steps, prompts = log_coverage.shape
+    if (prompt_accuracy.shape != (steps - 1, prompts) or target_log_coverage.shape != prompt_accuracy.shape
+            or hard.shape != (prompts,) or hard.dtype != bool or not hard.any()):
+        raise ValueError(f"log_coverage must be [T + 1, P], prompt_accuracy and target_log_coverage [T, P] and hard a "
+                         f"boolean mask of P with a hard prompt, got shapes {log_coverage.shape}, "
+                         f"{prompt_accuracy.shape}, {target_log_coverage.shape} and {hard.shape}")
+    coverage, accuracy, target = log_coverage[:, hard], prompt_accuracy[:, hard], target_log_coverage[:, hard]
+    error = target - coverage[1:]
+    budget_steps, rounded_steps = (_step_bound(accuracy + extra, target) for extra in (0.0, KL_ROUNDING))
+    budget = budget_steps.sum(0)
+    met = budget <= math.log(2)
+    kept = coverage.min(0) >= coverage[0] - math.log(2)
+    budget_median = float(np.median(budget))
+    return {"hard": int(hard.sum()), "met": int(met.sum()), "kept_half": int(kept.sum()),
+            "met_and_lost": int((met & ~kept).sum()), "violations": int((error > rounded_steps + 1e-4).sum()),
+            "error": float(f"{np.median(error.sum(0)):.4g}"),
+            "budget": float(f"{budget_median:.4g}") if math.isfinite(budget_median) else None}
+
+
+def _step_bound(accuracy: np.ndarray, log_target: np.ndarray) -> np.ndarray:
+    """``b_t = -log(1 - sqrt(2 delta_t / c*_{t+1}))``, infinite where the root reaches 1 (:func:`inner_condition`)."""
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        root = np.sqrt(2 * accuracy * np.exp(-log_target))
+        return np.where(root < 1, -np.log1p(-np.minimum(root, 1.0)), np.inf)
+
+
 def run_paths(study: TransformerStudy, run: int) -> dict:
     """The path of run ``run`` of ``study`` as JSON-ready data (module docstring)."""
     check_instance("study", study, TransformerStudy)
@@ -147,8 +246,9 @@ def run_paths(study: TransformerStudy, run: int) -> dict:
         panels[panel] = {name: _rounded(values[rows]) for name, values in
                          _panel_series(coverage, near, hard).items()}
         panels[panel]["first_loss_step"] = first_loss_step(coverage, hard, K)
-    path = {"arm": cell.arm, "reward": cell.reward, "seed": int(study.run_seed[run]),
-            "optimizer_steps": (rows * K).tolist(), "kl": _rounded(study.kl[run][rows]), **panels}
+    path = {"arm": cell.arm, "reward": cell.reward, "task": cell.task, "group_size": cell.group_size,
+            "seed": int(study.run_seed[run]), "optimizer_steps": (rows * K).tolist(),
+            "kl": _rounded(study.kl[run][rows]), **panels}
     if study.methods[cell.arm].exact:
         accuracy, distance = study.accuracy[run], study.step_distance()[run]
         moving = distance > MIN_DISTANCE
@@ -156,7 +256,9 @@ def run_paths(study: TransformerStudy, run: int) -> dict:
         inner_rows = rows[rows < len(accuracy)]
         path["inner"] = {"accuracy": _rounded(accuracy[inner_rows]),
                          "accuracy_sum": _rounded(np.cumsum(accuracy)[inner_rows]),
-                         "total": float(f"{accuracy.sum():.5g}"), "closed": float(f"{np.median(closed):.5g}")}
+                         "total": float(f"{accuracy.sum():.5g}"), "closed": float(f"{np.median(closed):.5g}"),
+                         "condition": inner_condition(study.log_coverage[run], study.prompt_accuracy[run],
+                                                      study.target_log_coverage[run], study.train_hard[run])}
     return path
 
 
@@ -202,17 +304,21 @@ def frontier_study_run(progress: bool = True, seed: int = 0) -> dict:
     """Run every block of :data:`BLOCKS` on the seeds of :data:`FRONTIER_SIZES`; the unstamped run of a record.
 
     Returns ``{"blocks": {name: {"n_steps", "inner_steps", "seconds", "paths", "mirror_descent"}}}``
-    (``mirror_descent`` in the long block only). The base models are pre-trained once and shared
-    by every block.
+    (``mirror_descent`` in the long block only). The base models of a task family are pre-trained
+    once and shared by every block that runs it.
     """
     progress = check_flag("progress", progress)
-    blocks, plan = {}, None
+    blocks, plans = {}, {}
     for name, block in BLOCKS.items():
         start = time.perf_counter()
-        sizes = {**FRONTIER_SIZES, "n_steps": block["n_steps"], "inner_steps": block["inner_steps"]}
-        if plan is None:
-            plan = plan_study("full", seed=seed, cells=block["cells"], sizes=sizes)
-        setup = replace(plan.setup, n_steps=block["n_steps"], inner_steps=block["inner_steps"])
+        task = block.get("task", ReversalTask())
+        sizes = {**FRONTIER_SIZES, "n_steps": block["n_steps"], "inner_steps": block["inner_steps"],
+                 "slot_size": block.get("slot_size", SIZES["full"]["slot_size"])}
+        if task not in plans:
+            plans[task] = plan_study("full", seed=seed, cells=block["cells"], sizes=sizes, task=task)
+        plan = plans[task]
+        setup = replace(plan.setup, n_steps=block["n_steps"], inner_steps=block["inner_steps"],
+                        slot_size=sizes["slot_size"])
         plan = replace(plan, setup=setup, cells=block["cells"], sizes={**plan.sizes, **sizes})
         study = transformer_study("full", seed=seed, plan=plan, progress=progress)
         entry = {"n_steps": block["n_steps"], "inner_steps": block["inner_steps"],

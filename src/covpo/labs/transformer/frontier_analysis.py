@@ -28,6 +28,7 @@ from .frontier import (BINARY_ARMS, BLOCKS, FRONTIER_RECORD, LONG_ARMS, ONSET_DR
                        SPLIT_ARMS)
 from .methods import ARM_NAMES, default_arms
 from .paired import PairedInterval, sign_test_interval
+from .experiment import TASKS
 from .task import REWARDS
 
 COVERAGE_MEASURES = (*(f"pass@{k}" for k in PASS_KS[1:]), "log10_coverage", "near")
@@ -90,17 +91,47 @@ def profiles(record: dict) -> tuple[str, ...]:
     return tuple(run["stamp"]["profile"] for run in record["runs"])
 
 
-def block_paths(record: dict, profile: str, block: str, arm: str, reward: str = "partial") -> list[dict]:
-    """The paths of ``arm`` under ``reward`` in ``block`` of the run of ``profile``, in seed order (empty if not run)."""
+def block_paths(record: dict, profile: str, block: str, arm: str, reward: str = "partial",
+                task: str = "mixed") -> list[dict]:
+    """The paths of ``arm`` on ``task`` under ``reward`` in ``block`` of the run of ``profile``, in seed order (empty if not run)."""
     names = profiles(record)
     run = record["runs"][names.index(check_option("profile", profile, names))]
     check_option("block", block, tuple(BLOCKS))
     check_option("arm", arm, ARM_NAMES + ("mirror descent",))
     check_option("reward", reward, REWARDS)
+    check_option("task", task, TASKS)
     entry = run["blocks"][block]
     pool = entry["paths"] + entry.get("mirror_descent", [])
-    chosen = [path for path in pool if path["arm"] == arm and path["reward"] == reward]
+    chosen = [path for path in pool
+              if path["arm"] == arm and path["reward"] == reward and path.get("task", "mixed") == task]
     return sorted(chosen, key=lambda path: path["seed"])
+
+
+@dataclass(frozen=True)
+class ArmPaths:
+    """One side of a comparison that need not share the other's block or task: an arm's paths in ``block`` on ``task``.
+
+    The group-size comparisons pair a block's arm with the same arm in the long block (groups of
+    8); the route comparisons pair an arm on the mixed task with itself on the decoupled task.
+    Paths pair by seed, which fixes the base model, the prompts and the random stream.
+    """
+
+    block: str
+    arm: str
+    task: str = "mixed"
+
+    def __post_init__(self) -> None:
+        check_option("block", self.block, tuple(BLOCKS))
+        check_option("arm", self.arm, ARM_NAMES + ("mirror descent",))
+        check_option("task", self.task, TASKS)
+
+    @property
+    def label(self) -> str:
+        """The arm's name with what sets this side apart, its group size or its task."""
+        block = BLOCKS[self.block]
+        if "slot_size" in block:
+            return f"{self.arm}, G = {block['cells'][0].group_size}"
+        return f"{self.arm}, {self.task} task" if "task" in block else self.arm
 
 
 def _series(path: dict, name: str, panel: str) -> np.ndarray:
@@ -156,23 +187,31 @@ class MatchedComparison:
         return self.interval.summary
 
 
-def matched_comparison(record: dict, profile: str, first: str, second: str, level: float, *,
+def _side(name: str, side: object, block: str) -> ArmPaths:
+    """``side`` as a :class:`ArmPaths`: an arm name means that arm in ``block`` on the mixed task."""
+    if isinstance(side, ArmPaths):
+        return side
+    return ArmPaths(block, check_text(name, side))
+
+
+def matched_comparison(record: dict, profile: str, first: str | ArmPaths, second: str | ArmPaths, level: float, *,
                        movement: str = "pass1", measure: str = "pass@256", panel: str = "training",
                        block: str = "long", reward: str = "partial") -> MatchedComparison:
-    """``first`` minus ``second`` (arm names, or ``"mirror descent"``) at matched ``movement``, paired by seed."""
-    check_text("first", first)
-    check_text("second", second)
+    """``first`` minus ``second`` (arm names in ``block``, ``"mirror descent"``, or :class:`ArmPaths`) at matched ``movement``, paired by seed."""
+    sides = _side("first", first, block), _side("second", second, block)
     values = []
-    for arm in (first, second):
+    for side in sides:
         paths = {path["seed"]: value_at_level(path, movement, measure, level, panel)
-                 for path in block_paths(record, profile, block, arm, reward)}
+                 for path in block_paths(record, profile, side.block, side.arm, reward, side.task)}
         if not paths:
-            raise ValueError(f"arm {arm!r} has no runs in block {block!r} under reward {reward!r}")
+            raise ValueError(f"arm {side.arm!r} has no runs on the {side.task} task in block {side.block!r} "
+                             f"under reward {reward!r}")
         values.append(paths)
     seeds = tuple(sorted(s for s in values[0] if values[1].get(s) is not None and values[0][s] is not None))
     differences = np.array([values[0][s] - values[1][s] for s in seeds])
     interval = sign_test_interval(differences) if len(seeds) >= MIN_SEEDS else None
-    return MatchedComparison(first, second, movement, float(level), measure, panel, seeds, interval)
+    labels = tuple(side if isinstance(side, str) else side.label for side in (first, second))
+    return MatchedComparison(*labels, movement, float(level), measure, panel, seeds, interval)
 
 
 def matched_verdict(record: dict, first: str, second: str, level: float, **options: str) -> int:
@@ -277,7 +316,7 @@ def comparison_text(record: dict, first: str, second: str, level: float, **optio
     return texts[0] + (f" ({others})" if others else "")
 
 
-def frontier_table(record: dict, pairs: tuple[tuple[str, str], ...], levels: tuple[float, ...], *,
+def frontier_table(record: dict, pairs: tuple[tuple[str | ArmPaths, str | ArmPaths], ...], levels: tuple[float, ...], *,
                    movement: str = "pass1", measure: str = "pass@256", panel: str = "training",
                    block: str = "long", reward: str = "partial") -> Table:
     """Each pair ``(first, second)`` at each level: :func:`comparison_cell`, one column per level."""
@@ -286,8 +325,9 @@ def frontier_table(record: dict, pairs: tuple[tuple[str, str], ...], levels: tup
         raise ValueError(f"pairs must be a non-empty tuple of (first, second) arm names, got {pairs!r:.80}")
     levels = _check_levels(levels)
     options = dict(movement=movement, measure=measure, panel=panel, block=block, reward=reward)
-    rows = tuple((f"{first} $-$ {second}", *(comparison_cell(record, first, second, level, **options)
-                                            for level in levels)) for first, second in pairs)
+    rows = tuple((" $-$ ".join(side if isinstance(side, str) else side.label for side in (first, second)),
+                  *(comparison_cell(record, first, second, level, **options) for level in levels))
+                 for first, second in pairs)
     matched = "pass@1" if movement == "pass1" else "KL"
     reward_text = "partial credit" if reward == "partial" else "binary reward"
     return Table(("arms", *(f"{matched} = {level:g}" for level in levels)), rows,
@@ -325,12 +365,26 @@ def onset_table(record: dict, arms: tuple[str, ...], *, block: str = "long", rew
                  notes=("mirror descent: steps count exact resets",))
 
 
-def inner_table(record: dict, arms: tuple[str, ...]) -> Table:
+SPLIT_BLOCKS = ("long", "48x16", "24x32")
+"""The blocks that split the same optimizer steps into outer and inner steps differently (groups of 8, the mixed task)."""
+
+
+def _check_blocks(blocks: object) -> tuple[str, ...]:
+    """``blocks`` as a tuple if it is a non-empty sequence of block names, else raise naming ``blocks``."""
+    if isinstance(blocks, str) or not isinstance(blocks, (tuple, list)) or not blocks:
+        raise ValueError(f"blocks must be a non-empty tuple of block names, got {blocks!r}")
+    for block in blocks:
+        check_option("blocks", block, tuple(BLOCKS))
+    return tuple(blocks)
+
+
+def inner_table(record: dict, arms: tuple[str, ...], blocks: tuple[str, ...] = SPLIT_BLOCKS) -> Table:
     """Per block, arm and profile: the inner loops' median fraction closed and accumulated KL, and where the run ended."""
     arms = _check_arms("arms", arms)
+    blocks = _check_blocks(blocks)
     rows = []
     for profile in profiles(record):
-        for block in BLOCKS:
+        for block in blocks:
             for arm in arms:
                 paths = block_paths(record, profile, block, arm)
                 if not paths:
@@ -345,3 +399,46 @@ def inner_table(record: dict, arms: tuple[str, ...]) -> Table:
                  notes=("fraction closed: median over outer steps of "
                         "$1 - \\mathrm{KL}(\\pi_{t+1} \\Vert \\pi^\\star_{t+1}) / \\mathrm{KL}(\\pi_t \\Vert \\pi^\\star_{t+1})$; "
                         "accumulated inner KL: $\\sum_t \\mathrm{KL}(\\pi_{t+1} \\Vert \\pi^\\star_{t+1})$",))
+
+
+def condition_counts(record: dict, profile: str, arm: str, block: str) -> dict:
+    """The KL form of the inner-loop condition summed over an APMD arm's seeds in ``block`` (:func:`~covpo.labs.transformer.frontier.inner_condition`).
+
+    Returns the counts over every seed's hard training prompts (``hard``, ``met``,
+    ``kept_half``, ``met_and_lost``, ``violations``), the seeds, and the median over seeds of
+    each seed's median accumulated loss against the targets (``error``).
+    """
+    paths = block_paths(record, profile, block, arm)
+    if not paths or "condition" not in paths[0].get("inner", {}):
+        raise ValueError(f"arm {arm!r} has no inner-loop condition in block {block!r}")
+    conditions = [path["inner"]["condition"] for path in paths]
+    counts = {name: sum(condition[name] for condition in conditions)
+              for name in ("hard", "met", "kept_half", "met_and_lost", "violations")}
+    return {**counts, "seeds": len(paths), "error": float(np.median([condition["error"] for condition in conditions]))}
+
+
+def condition_table(record: dict, arms: tuple[str, ...], blocks: tuple[str, ...] = SPLIT_BLOCKS) -> Table:
+    """Per block, arm and profile: hard training prompts that meet the KL form of the condition, and that keep half their coverage."""
+    arms = _check_arms("arms", arms)
+    blocks = _check_blocks(blocks)
+    rows = []
+    for block in blocks:
+        for arm in arms:
+            cells = []
+            for profile in profiles(record):
+                if not block_paths(record, profile, block, arm):
+                    break
+                counts = condition_counts(record, profile, arm, block)
+                cells += [f"{counts['met']} of {counts['hard']}", f"{counts['kept_half']} of {counts['hard']}",
+                          f"{counts['error']:.2f}"]
+            if cells:
+                rows.append((block, arm, *cells))
+    columns = tuple(f"{profile}: {what}" for profile in profiles(record)
+                    for what in ("condition met", "kept half", "median loss to targets"))
+    return Table(("outer x inner steps", "arm", *columns), tuple(rows),
+                 caption="The inner-loop condition in its KL form on every seed's hard training prompts, "
+                         "against what their coverage did",
+                 notes=("condition met: $\\sum_t -\\log(1 - \\sqrt{2\\delta_t / c^\\star_{t+1}}) \\le \\log 2$ over "
+                        "the run (our reconstruction); kept half: coverage never below half the base model's; "
+                        "loss to targets: $\\sum_t \\log(c^\\star_{t+1} / c_{t+1})$ in nats, median over prompts, "
+                        "then over seeds",))

@@ -17,12 +17,16 @@ whose reward is close to the optimum's):
 
 The base model is pre-trained on a mixture that we choose, per prompt: the correct answer with
 probability ``p_correct``, the near miss with ``p_near``, and a uniformly random string (junk)
-with the rest; hard prompts get a small ``p_correct``. All constants are ours, not the paper's.
+with the rest; hard prompts get a small ``p_correct``. With ``shared_mixture=True`` one mixture
+serves the mixed and the decoupled task at once, so both run on the same base models: hard
+prompts carry both tasks' correct answers (``rev_1`` and ``rev_2``, each with ``hard_correct``)
+and both near misses (``rev_0`` and ``rev_3``, each with half of ``hard_near``), and the two tasks
+differ only in what the reward pays for. All constants are ours, not the paper's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import jax
 import jax.numpy as jnp
@@ -51,6 +55,9 @@ class ReversalTask:
     decoupled
         Hard prompts' answers follow rules of their own (``rev_2``, ``rev_3``) instead of the
         easy prompts' rules swapped (module docstring).
+    shared_mixture
+        Pre-train on the mixture that serves the mixed and the decoupled task alike (module
+        docstring); the rewards are those of ``decoupled``.
     """
 
     n_symbols: int = 8
@@ -61,19 +68,24 @@ class ReversalTask:
     hard_correct: float = 0.02
     hard_near: float = 0.78
     decoupled: bool = False
+    shared_mixture: bool = False
 
     def __post_init__(self) -> None:
         check_count("n_symbols", self.n_symbols, 2)
         check_count("length", self.length, 1)
         check_probability("gap", self.gap)
         check_flag("decoupled", self.decoupled)
-        if self.decoupled and self.n_symbols < 4:
-            raise ValueError(f"n_symbols must be at least 4 for the decoupled task, got {self.n_symbols}")
+        check_flag("shared_mixture", self.shared_mixture)
+        if (self.decoupled or self.shared_mixture) and self.n_symbols < 4:
+            raise ValueError(f"n_symbols must be at least 4 for the decoupled task or the shared mixture, "
+                             f"got {self.n_symbols}")
         for name in ("easy_correct", "easy_near", "hard_correct", "hard_near"):
             check_nonnegative(name, getattr(self, name))
         for kind in ("easy", "hard"):
             if getattr(self, f"{kind}_correct") + getattr(self, f"{kind}_near") > 1:
                 raise ValueError(f"{kind}_correct + {kind}_near must be at most 1")
+        if self.shared_mixture and 2 * self.hard_correct + self.hard_near > 1:
+            raise ValueError("2 * hard_correct + hard_near must be at most 1 for the shared mixture")
 
     @property
     def n_prompts(self) -> int:
@@ -192,11 +204,39 @@ def is_hard(task: ReversalTask, prompts):
 
 
 def mixture_weights(task: ReversalTask, prompts) -> tuple:
-    """Per-prompt pre-training weights of the correct answer and of the near miss."""
+    """Per-prompt pre-training weights of the task's correct answer and of its near miss (:func:`mixture` has them all)."""
     check_instance("task", task, ReversalTask)
     hard = is_hard(task, prompts)
     xp = _xp(prompts)
-    return (xp.where(hard, task.hard_correct, task.easy_correct), xp.where(hard, task.hard_near, task.easy_near))
+    hard_near = task.hard_near / 2 if task.shared_mixture else task.hard_near
+    return (xp.where(hard, task.hard_correct, task.easy_correct), xp.where(hard, hard_near, task.easy_near))
+
+
+def mixture(task: ReversalTask, prompts) -> tuple:
+    """Every answer of the pre-training mixture other than junk, with its weight, per prompt of ``prompts [N, L]``.
+
+    Returns ``answers [N, A, L]`` and ``weights [N, A]``: the task's correct answer and near miss
+    (``A = 2``) or, for the shared mixture, the mixed task's and the decoupled task's correct
+    answers and near misses (``A = 4``; on easy prompts the two tasks agree, and the decoupled
+    columns carry weight 0). Junk takes ``1 - weights.sum(-1)``. The answers differ only in their
+    last symbol.
+    """
+    check_instance("task", task, ReversalTask)
+    prompts = _check_symbols("prompts", prompts, task.n_symbols, task.length)
+    xp = _xp(prompts)
+    if not task.shared_mixture:
+        p_correct, p_near = mixture_weights(task, prompts)
+        return (xp.stack([correct_answer(task, prompts), near_miss(task, prompts)], axis=-2),
+                xp.stack([p_correct, p_near], axis=-1))
+    mixed, decoupled = replace(task, decoupled=False), replace(task, decoupled=True)
+    hard = is_hard(task, prompts)
+    zero = xp.zeros(prompts.shape[:-1])
+    weights = xp.stack([xp.where(hard, task.hard_correct, task.easy_correct),
+                        xp.where(hard, task.hard_near / 2, task.easy_near),
+                        xp.where(hard, task.hard_correct, zero), xp.where(hard, task.hard_near / 2, zero)], axis=-1)
+    answers = xp.stack([correct_answer(mixed, prompts), near_miss(mixed, prompts),
+                        correct_answer(decoupled, prompts), near_miss(decoupled, prompts)], axis=-2)
+    return answers, weights
 
 
 def reward(task: ReversalTask, prompts, answers, kind: str):

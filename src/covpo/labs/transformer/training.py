@@ -76,7 +76,7 @@ from covpo.validation import (check_count, check_flag, check_instance, check_ins
 from .exact import regularized_target, sequence_kl
 from .model import (ModelConfig, Params, all_answer_log_probs, all_answer_token_log_probs, group_answer_logits,
                     group_token_log_probs)
-from .task import ReversalTask, answer_index, check_prompts, correct_answer, mixture_weights, near_miss
+from .task import ReversalTask, answer_index, check_prompts, correct_answer, mixture, near_miss
 
 FAMILIES = ("grpo", "rebel", "apmd")
 """The three loss families (module docstring)."""
@@ -259,6 +259,10 @@ class RunRecord(NamedTuple):
     ``accuracy[t]`` (``T`` rows) is ``mean_x KL(pi_{t+1} || pi*_{t+1})`` over the training
     prompts, with ``pi*_{t+1} = pi_t exp(r / beta) / Z`` at the method's ``beta`` (1 where
     ``beta = 0``): the inner loop's accuracy for methods whose reference is ``pi_t``.
+    ``prompt_accuracy[t]`` (``[T, P]``) is the same KL divergence per training prompt and
+    ``target_log_coverage[t]`` is ``log pi*_{t+1}(y*|x)``, the target's coverage of the correct
+    answer, per training prompt (the terms of the KL form of the inner-loop condition,
+    :mod:`covpo.labs.transformer.frontier`).
     """
 
     reward: jax.Array
@@ -269,6 +273,8 @@ class RunRecord(NamedTuple):
     log_near: jax.Array
     held_log_coverage: jax.Array
     held_log_near: jax.Array
+    prompt_accuracy: jax.Array
+    target_log_coverage: jax.Array
 
 
 def _adam_update(grads: Params, state: optax.OptState, lr: jax.Array, params: Params) -> tuple[Params, optax.OptState]:
@@ -455,7 +461,8 @@ def _one_run(setup: TrainingSetup, exact: jax.Array, constants: dict, run: RunIn
         old = token_log_probs[slot_prompts[:, None], indices]
         rewards = jnp.take_along_axis(table[slot_prompts], indices, axis=1)
         record = (rewards.mean(), (rewards == 1.0).mean(), sequence_kl(log_policy, base_table).mean(),
-                  sequence_kl(log_policy, previous_target).mean(), *measure(params, log_policy))
+                  sequence_kl(log_policy, previous_target), previous_target[jnp.arange(n_prompts), correct_index],
+                  *measure(params, log_policy))
         batch = (slot_prompts, indices, run.prompts[slot_prompts], answers, old, log_policy, rewards, step)
         params, ref, opt_state = jax.lax.cond(exact, exact_steps, sampled_steps, (params, ref, opt_state), batch)
         target = regularized_target(log_policy, table, target_beta)
@@ -463,13 +470,15 @@ def _one_run(setup: TrainingSetup, exact: jax.Array, constants: dict, run: RunIn
 
     init = (run.base, run.base, optax.scale_by_adam().init(run.base), run.key, base_table)
     (params, _, _, _, last_target), record = jax.lax.scan(outer, init, jnp.arange(setup.n_steps))
-    reward, pass1, kl, step_kl, *measured = record
+    reward, pass1, kl, step_kl, step_target, *measured = record
     log_policy = all_answer_log_probs(params, config, run.prompts)
     final = measure(params, log_policy)
-    accuracy = jnp.concatenate([step_kl[1:], sequence_kl(log_policy, last_target).mean()[None]])
+    prompt_accuracy = jnp.concatenate([step_kl[1:], sequence_kl(log_policy, last_target)[None]])
+    target_log_coverage = jnp.concatenate([step_target[1:], last_target[jnp.arange(n_prompts), correct_index][None]])
     kl = jnp.concatenate([kl, sequence_kl(log_policy, base_table).mean()[None]])
-    return params, RunRecord(reward, pass1, kl, accuracy,
-                             *(jnp.concatenate([series, last[None]]) for series, last in zip(measured, final)))
+    return params, RunRecord(reward, pass1, kl, prompt_accuracy.mean(-1),
+                             *(jnp.concatenate([series, last[None]]) for series, last in zip(measured, final)),
+                             prompt_accuracy, target_log_coverage)
 
 
 @partial(jax.jit, static_argnames=("setup",))
@@ -484,40 +493,37 @@ def train_runs(setup: TrainingSetup, exact: bool, constants: dict, inputs: RunIn
     return jax.vmap(partial(_one_run, setup), in_axes=(None, 0, 0))(jnp.asarray(exact), constants, inputs)
 
 
-def pretraining_loss(params: Params, config: ModelConfig, prompts: jax.Array, correct: jax.Array, near: jax.Array,
-                     p_correct: jax.Array, p_near: jax.Array, junk: jax.Array) -> jax.Array:
-    """Expected cross-entropy of the pre-training mixture (per prompt: correct, near miss, uniform junk).
+def pretraining_loss(params: Params, config: ModelConfig, prompts: jax.Array, answers: jax.Array, weights: jax.Array,
+                     junk: jax.Array) -> jax.Array:
+    """Expected cross-entropy of the pre-training mixture (per prompt: ``answers [N, A, L]`` with ``weights [N, A]``, uniform junk).
 
     The junk term is exact given one uniformly drawn junk prefix per prompt: the cross-entropy
     against the uniform next-symbol distribution, summed over answer positions. Teacher forcing
-    feeds all answer symbols but the last, where the near miss and the correct answer differ, so
-    one pass along the correct answer scores both.
+    feeds all answer symbols but the last, where the mixture's answers differ
+    (:func:`~covpo.labs.transformer.task.mixture`), so one pass along the first answer scores
+    them all.
     """
-    targets = jnp.stack([correct, near], axis=1)
     log_probs = jax.nn.log_softmax(
-        group_answer_logits(params, config, prompts, jnp.stack([correct, junk], axis=1)), axis=-1)
-    on_correct, on_near = jnp.take_along_axis(log_probs[:, :1], targets[..., None], axis=-1)[..., 0].sum(-1).T
+        group_answer_logits(params, config, prompts, jnp.stack([answers[:, 0], junk], axis=1)), axis=-1)
+    on_answers = jnp.take_along_axis(log_probs[:, :1], answers[..., None], axis=-1)[..., 0].sum(-1)
     uniform = log_probs[:, 1].mean(-1).sum(-1)
-    return -(p_correct * on_correct + p_near * on_near + (1 - p_correct - p_near) * uniform).mean()
+    return -((weights * on_answers).sum(-1) + (1 - weights.sum(-1)) * uniform).mean()
 
 
 class PretrainingData(NamedTuple):
-    """One base model's pre-training data: its prompts, their correct answers and near misses, and the mixture's weights."""
+    """One base model's pre-training data: its prompts, the mixture's answers to them and their weights (junk takes the rest)."""
 
     prompts: jax.Array
-    correct: jax.Array
-    near: jax.Array
-    p_correct: jax.Array
-    p_near: jax.Array
+    answers: jax.Array
+    weights: jax.Array
 
 
 def pretraining_data(task: ReversalTask, prompts: np.ndarray) -> PretrainingData:
-    """The mixture of ``task`` on ``prompts [N, L]`` as data for :func:`pretrain_models`."""
+    """The mixture of ``task`` on ``prompts [N, L]`` as data for :func:`pretrain_models` (:func:`~covpo.labs.transformer.task.mixture`)."""
     check_instance("task", task, ReversalTask)
     prompts = jnp.asarray(check_prompts(task, prompts), jnp.int32)
-    p_correct, p_near = mixture_weights(task, prompts)
-    return PretrainingData(prompts, correct_answer(task, prompts), near_miss(task, prompts),
-                           jnp.asarray(p_correct, jnp.float32), jnp.asarray(p_near, jnp.float32))
+    answers, weights = mixture(task, prompts)
+    return PretrainingData(prompts, jnp.asarray(answers, jnp.int32), jnp.asarray(weights, jnp.float32))
 
 
 @partial(jax.jit, static_argnames=("config", "n_steps", "batch"))
@@ -532,8 +538,7 @@ def _pretrain(params: Params, config: ModelConfig, data: PretrainingData, key: j
             chosen = jax.random.choice(pick_key, data.prompts.shape[0], (batch,), replace=False)
             junk = jax.random.randint(junk_key, (batch, config.length), 0, config.n_symbols, dtype=jnp.int32)
             loss, grads = jax.value_and_grad(pretraining_loss)(
-                params, config, data.prompts[chosen], data.correct[chosen], data.near[chosen],
-                data.p_correct[chosen], data.p_near[chosen], junk)
+                params, config, data.prompts[chosen], data.answers[chosen], data.weights[chosen], junk)
             updates, state = optimizer.update(grads, state, params)
             return (optax.apply_updates(params, updates), state, key), loss
 
