@@ -93,6 +93,79 @@ MUTANTS: tuple[Mutant, ...] = (
         "self.scores.reshape(size, -1)",
         "self.instance.features[self.batch.prompts, self.batch.responses].reshape(size, -1)",
     ),
+    # Bugs a run can carry consistently (its objective, gradient and reports all agree with it),
+    # visible only at settings that tell parameters apart, in an option branch, or from outside.
+    Mutant(
+        "PPO-NoClip unpacking beta and eta swapped", "ppo_noclip", "covpo.algorithms.ppo_noclip", "ppo_noclip",
+        'settings[name] for name in ("beta", "eta", "n_iterations", "batch_size", "inner_steps")',
+        'settings[name] for name in ("eta", "beta", "n_iterations", "batch_size", "inner_steps")',
+    ),
+    Mutant(
+        "REINFORCE shaping with 1 / beta", "reinforce", "covpo.algorithms.reinforce", "_advantages",
+        "shaped = shaped - beta * (log_probs - log_base)[prompts, responses]",
+        "shaped = shaped - (1.0 / beta) * (log_probs - log_base)[prompts, responses]",
+    ),
+    Mutant(
+        "KimiPO-Norm's normalizer at temperature 1 / beta", "kimipo_norm", "covpo.algorithms.kimipo",
+        "normalizer_baseline",
+        "return beta * (logsumexp(rewards / beta, axis=-1) - np.log(rewards.shape[-1]))",
+        "return (logsumexp(rewards * beta, axis=-1) - np.log(rewards.shape[-1])) / beta",
+    ),
+    Mutant(
+        "GRPO's clip bounds swapped (eps and eps_high)", "grpo_fixed", "covpo.algorithms.grpo", "check_clip_epsilon",
+        "return 1.0 - low, 1.0 + high", "return 1.0 - high, 1.0 + low",
+    ),
+    Mutant(
+        "REINFORCE sampling its responses from pi_0", "reinforce", "covpo.algorithms.reinforce", "reinforce",
+        "responses = unchecked_sample_responses(log_probs, prompts, rng)",
+        "responses = unchecked_sample_responses(log_base, prompts, rng)",
+    ),
+    Mutant(
+        "REINFORCE's batch-mean branch without its baseline", "reinforce", "covpo.algorithms.reinforce", "_advantages",
+        "return shaped - shaped.sum() / prompts.size", "return shaped",
+    ),
+    Mutant(
+        "GRPO's std-scaled branch dropping the group mean", "grpo_reset", "covpo.algorithms.grpo", "group_advantages",
+        "advantages = advantages / (rewards.std(axis=1, ddof=1, keepdims=True) + std_eps)",
+        "advantages = rewards / (rewards.std(axis=1, ddof=1, keepdims=True) + std_eps)",
+    ),
+    Mutant(
+        "sampled NPG regressing rewards without the leave-one-out baseline", "npg", "covpo.algorithms.npg",
+        "_batch_direction",
+        "advantages = batch.rewards - leave_one_out_baseline(batch.rewards)", "advantages = batch.rewards",
+    ),
+    Mutant(
+        "PPO-Lite's default thresholds exp(+-R beta)", "ppo_lite", "covpo.algorithms.ppo_lite", "clip_width_thresholds",
+        "exponent = min(width * max_reward / beta, MAX_LOG_THRESHOLD)",
+        "exponent = min(width * max_reward * beta, MAX_LOG_THRESHOLD)",
+    ),
+    Mutant(
+        "APMD (exact targets) stepping theta_star * beta", "apmd_exact", "covpo.algorithms.mirror_descent",
+        "apmd_exact",
+        "theta = theta + theta_star / beta", "theta = theta + theta_star * beta",
+    ),
+    Mutant(
+        "GRPO (reset reference) keeping pi_0 as its KL reference", "grpo_reset", "covpo.algorithms.grpo", "grpo",
+        "log_reference = log_old if reset else loop.log_base", "log_reference = loop.log_base",
+    ),
+    Mutant(
+        "PPO-NoClip resetting every second iteration", "ppo_noclip", "covpo.algorithms.ppo_noclip", "ppo_noclip",
+        "log_reference = loop.reset()  # pi_ref <- pi_t",
+        "log_reference = loop.reset() if t % 2 == 0 else log_reference",
+    ),
+    Mutant(
+        "KimiPO's baseline including the regressed response", "kimipo", "covpo.algorithms.kimipo",
+        "unchecked_draw_baseline_batch", "extra = group.rewards[:, 1:]", "extra = group.rewards[:, :-1]",
+    ),
+    Mutant(
+        "exact NPG stepping 1 / beta^2", "npg_exact", "covpo.algorithms.npg", "npg",
+        "theta = npg_step(instance, theta, beta)", "theta = npg_step(instance, theta, beta * beta)",
+    ),
+    Mutant(
+        "filtered SFT filtering against the stale best reward", "filtered_sft", "covpo.algorithms.filtered_sft",
+        "filter_best", "top = rewards >= new_best[prompts] - REWARD_TOLERANCE",
+        "top = rewards >= best_reward[prompts] - REWARD_TOLERANCE",
+    ),
 )
 
 

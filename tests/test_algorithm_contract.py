@@ -1,13 +1,17 @@
 """The contract every registered algorithm keeps, checked over all of ``covpo.ALGORITHMS``.
 
-Each algorithm runs through its registry record on one tiny realizable instance with the small
-hyperparameters of :data:`HYPERPARAMETERS`. The behavioural suite of ``tests/registry_contract.py``
-(in the manner of scikit-learn's ``check_estimator``) runs on every entry: the run carries the
-record's label and costs, follows its own public gradient bit for bit, its gradient is its
-objective's, it improves the objective it claims, a reset's reference is the previous iterate,
-and shift invariance, citation, validator and ``policy=`` are as the record declares. The
-checks below add the interface: bad input raises a ``ValueError`` that names the argument, and
-every function takes its hyperparameters keyword-only, spelled as in the paper's symbols.
+Each algorithm runs through its registry record on one tiny realizable instance at every one of
+its settings in ``tests/contract_settings.py``: two or more per entry, each telling its
+hyperparameters apart (none near 1, none equal, reciprocal or square to another), and together
+running every option branch the entry accepts. The whole suite of ``tests/contract_checks.py``
+(in the manner of scikit-learn's ``check_estimator``) runs at each: the behavioural checks of
+``tests/registry_contract.py`` (the run carries the record's label and costs, follows its own
+public gradient bit for bit, its gradient is its objective's, it improves the objective it
+claims, a reset's reference is the previous iterate, and shift invariance, citation, validator
+and ``policy=`` are as the record declares), its first outer iterations against an independent
+computation from the paper's formulas, and the law of its draws seen at the sampler. The checks
+below add the interface: bad input raises a ``ValueError`` that names the argument, and every
+function takes its hyperparameters keyword-only, spelled as in the paper's symbols.
 """
 
 from __future__ import annotations
@@ -25,30 +29,12 @@ from covpo import ALGORITHMS, Trajectory
 from covpo.algorithms.steps import UnstableStepWarning
 from covpo.collapse_instance import collapse_instance
 from covpo.instances import BanditInstance
-from tests.registry_contract import CHECKS, contract_instance
+from tests.contract_checks import CHECKS
+from tests.contract_settings import SETTINGS, case_id, cases, setting
+from tests.registry_contract import contract_instance
 
-#: Small hyperparameters per registered name: each run takes well under a second, with batches
-#: large enough that every sampled inner loop moves toward its exact target.
-HYPERPARAMETERS: Mapping[str, dict[str, object]] = {
-    "reinforce": {"eta": 1.0, "n_iterations": 50, "batch_size": 16, "beta": 1.0},
-    "reinforce_exact": {"eta": 0.5, "n_iterations": 6, "beta": 0.5},
-    "mirror_descent_exact": {"beta": 1.0, "n_iterations": 4},
-    "apmd_exact": {"beta": 1.0, "n_iterations": 4},
-    "apmd": {"beta": 1.0, "eta": 0.5, "n_iterations": 3, "inner_steps": 4},
-    "ppo_noclip": {"beta": 1.0, "eta": 0.5, "n_iterations": 3, "batch_size": 64, "inner_steps": 3},
-    "ppo_lite": {"beta": 1.0, "eta": 0.5, "n_iterations": 3, "batch_size": 64, "inner_steps": 3},
-    "grpo_fixed": {"beta": 0.1, "eta": 0.5, "n_iterations": 3, "batch_size": 16, "group_size": 4, "inner_steps": 2},
-    "grpo_reset": {"beta": 0.1, "eta": 0.5, "n_iterations": 3, "batch_size": 16, "group_size": 4, "inner_steps": 2},
-    "kimipo": {"beta": 1.0, "eta": 0.5, "n_iterations": 3, "batch_size": 64, "inner_steps": 2, "extra_responses": 2},
-    "kimipo_norm": {
-        "beta": 1.0, "eta": 0.5, "n_iterations": 3, "batch_size": 64, "inner_steps": 2, "extra_responses": 2,
-    },
-    "rebel_onpolicy": {"beta": 1.0, "eta": 0.5, "n_iterations": 3, "batch_size": 64, "inner_steps": 2},
-    "npg": {"beta": 1.0, "n_iterations": 3, "batch_size": 64, "group_size": 4},
-    "npg_exact": {"beta": 1.0, "n_iterations": 3},
-    "best_of_n": {"delta": 0.1},
-    "filtered_sft": {"eta": 0.5, "n_iterations": 3, "batch_size": 4, "group_size": 3, "inner_steps": 2},
-}
+#: Each registered name's interface setting: the first of its settings in ``tests/contract_settings.py``.
+HYPERPARAMETERS: Mapping[str, dict[str, object]] = {name: dict(settings[0]) for name, settings in SETTINGS.items()}
 
 #: Runs checked: every registered name.
 CASES: Mapping[str, tuple[str, dict[str, object]]] = {
@@ -92,9 +78,9 @@ def test_every_registered_algorithm_has_a_case():
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda check: check.__name__)
-@pytest.mark.parametrize("name", HYPERPARAMETERS)
-def test_every_registered_algorithm_keeps_the_behavioural_contract(name, check, instance):
-    check(ALGORITHMS[name], HYPERPARAMETERS[name], instance)
+@pytest.mark.parametrize("case", cases(), ids=case_id)
+def test_every_registered_algorithm_keeps_the_contract_at_every_setting(case, check, instance):
+    check(ALGORITHMS[case[0]], setting(case), instance)
 
 
 @pytest.mark.parametrize("case", [case for case in CASES if "record_each_step" in parameters(CASES[case][0])])
@@ -253,10 +239,12 @@ def test_a_step_far_beyond_the_stable_range_warns_with_the_range(case, instance)
             pass  # a diverging run may also stop; the warning came first
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", cases(), ids=case_id)
 def test_the_contract_settings_do_not_warn(case, instance):
+    name = case[0]
+    rng = (lambda: {"rng": np.random.default_rng(1)}) if ALGORITHMS[name].samples else dict
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnstableStepWarning)
-        run_case(case, instance)
-        if "beta" in parameters(CASES[case][0]) and not ALGORITHMS[CASES[case][0]].resets:
-            run_case(case, instance, beta=0.05)
+        covpo.run(name, instance, **rng(), **setting(case))
+        if "beta" in parameters(name) and not ALGORITHMS[name].resets:
+            covpo.run(name, instance, **rng(), **{**setting(case), "beta": 0.05})
