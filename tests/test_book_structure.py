@@ -13,11 +13,13 @@ import yaml
 from tests.conftest import REPOSITORY, chapter_files, has_code, read_chapter
 
 TOC = REPOSITORY / "_toc.yml"
+# The package's reference: book/api/index.md, the quickstart, and one page per group of modules.
+API = REPOSITORY / "book" / "api"
 
 
 def test_every_chapter_file_is_listed_in_the_toc():
     listed = {REPOSITORY / f"{entry}.md" for entry in chapter_files(TOC)}
-    on_disk = set((REPOSITORY / "book").glob("*.md"))
+    on_disk = set((REPOSITORY / "book").glob("*.md")) | set(API.glob("*.md"))
     assert on_disk == listed
 
 
@@ -71,15 +73,66 @@ def test_front_page_gives_the_readme_commands():
     assert front == readme[:2], "book/intro.md must show the README's build and test commands, unchanged"
 
 
-def test_every_module_of_the_package_is_on_the_api_page():
+# A newcomer reads the README's first screen: what the book is, the two commands, what to expect.
+README_FIRST_LINES = 40
+
+
+def test_readme_gives_both_commands_in_its_first_lines():
+    first = "\n".join((REPOSITORY / "README.md").read_text().splitlines()[:README_FIRST_LINES])
+    assert bash_blocks(REPOSITORY / "README.md")[:2] == re.findall(r"```bash\n(.*?)\n```", first, flags=re.S), (
+        f"the README's build and test commands must be its first two bash blocks, within its first {README_FIRST_LINES} lines"
+    )
+
+
+def test_readme_links_the_book_binder_and_the_guide_of_the_configured_repository():
+    # the links _config.yml's repository makes: where publish.yml publishes the book, and the
+    # Binder launch the book's buttons use (binderhub_url/v2/gh/OWNER/NAME/BRANCH)
+    from scripts.set_repository import pages_url
+
+    config = yaml.safe_load((REPOSITORY / "_config.yml").read_text())
+    repository = config["repository"]["url"].removeprefix("https://github.com/")
+    links = re.findall(r"\]\(([^)\s]+)\)", (REPOSITORY / "README.md").read_text())
+    binder = f"{config['launch_buttons']['binderhub_url']}/v2/gh/{repository}/{config['repository']['branch']}"
+    for link in (pages_url(repository), binder, "CONTRIBUTING.md", "benchmarks/README.md"):
+        assert link in links, f"the README does not link {link}"
+    assert all((REPOSITORY / link).exists() for link in links if not link.startswith("https://")), "a README link to a missing file"
+
+
+def documented_modules() -> dict[str, Path]:
+    """Each module that an API page (``book/api/*.md``) documents with an ``automodule``, and that page."""
+    found: dict[str, Path] = {}
+    for page in sorted(API.glob("*.md")):
+        for module in re.findall(r"^\.\. automodule:: (\S+)$", page.read_text(), re.M):
+            assert module not in found, f"{module} is documented twice, on {found[module].name} and {page.name}"
+            found[module] = page
+    return found
+
+
+def api_page_for(module: str, documented: dict[str, Path]) -> Path:
+    """The API page a module goes on: the page of its closest documented package (``covpo`` at the least)."""
+    package = module
+    while package not in documented and "." in package:
+        package = package.rsplit(".", 1)[0]
+    return documented[package]
+
+
+def test_every_module_of_the_package_is_on_an_api_page():
     package = REPOSITORY / "src" / "covpo"
     modules = {
         ".".join(("covpo", *path.relative_to(package).with_suffix("").parts)).removesuffix(".__init__")
         for path in package.rglob("*.py")
     }
-    documented = set(re.findall(r"^\.\. automodule:: (\S+)$", (REPOSITORY / "book" / "api.md").read_text(), re.M))
-    assert modules - documented == set(), "modules missing from book/api.md"
-    assert documented - modules == set(), "book/api.md documents modules that do not exist"
+    documented = documented_modules()
+    missing = {module: api_page_for(module, documented).relative_to(REPOSITORY).as_posix() for module in sorted(modules - set(documented))}
+    assert not missing, f"modules on no API page; add an automodule for each to the page named: {missing}"
+    assert set(documented) - modules == set(), "the API pages document modules that do not exist"
+
+
+def test_a_new_module_is_sent_to_its_packages_page():
+    documented = {"covpo": API / "core.md", "covpo.experiments.ppo": API / "ppo.md", "covpo.experiments.ppo.seeds": API / "ppo_seeds.md"}
+    assert api_page_for("covpo.experiments.ppo.new_study", documented) == API / "ppo.md"
+    assert api_page_for("covpo.experiments.ppo.seeds", documented) == API / "ppo_seeds.md"
+    assert api_page_for("covpo.new_core_module", documented) == API / "core.md"
 
 
 # The chapters whose checks are split into one settings check and result checks (issue 52);

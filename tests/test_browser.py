@@ -14,7 +14,8 @@ browser of its own). For every page it checks that
 * every widget of the chapter is on the page as its static stand-in, and moving each of its
   controls switches the displayed frame;
 * a numbered chapter, and each section page under it, is at most :data:`MAX_CHAPTER_SCREENS`
-  screens long, with its collapsed cells and dropdowns closed;
+  screens long, with its collapsed cells and dropdowns closed, and each page of the API
+  reference at most :data:`MAX_API_SCREENS`;
 
 and saves a full-page screenshot to ``_build/screenshots/``, with ``pages.json`` there
 summarising each page (its size, what it loaded, the errors seen). Without the browser these
@@ -25,7 +26,7 @@ The site is the session's build of the book under the second CPU profile
 (``tests/book_build.py``): made once, with the README's flags and ``--all``, from the executions
 nbval made of every chapter in the build's kernels (``tests/chapter_executions.py``), unless an
 earlier session's build is newer than every source.
-The checks that need no browser (page sizes, no remote scripts, the API page, and the faults a
+The checks that need no browser (page sizes, no remote scripts, the API pages, and the faults a
 reader met on the pages: ``mailto:`` links, emoji, braces or repeats in citations, file paths
 as alt text, table numbers that skip, two search fields) run whenever the build succeeded.
 """
@@ -57,6 +58,11 @@ MAX_SCREENSHOT_HEIGHT = 16_000
 # the tables that repeat a figure and its derivations into titled collapsed sections, or moves a
 # study to a section page of its own.
 MAX_CHAPTER_SCREENS = 25
+# The API reference (book/api/): one page per group of modules, each at most this many screens.
+# A reference page is looked up, not read through, so it may be longer than a chapter; a group
+# that grows past it is split into two pages (book/api/index.md lists them).
+API_PAGES = [entry for entry in CHAPTERS if entry.startswith("book/api/")]
+MAX_API_SCREENS = 40
 # A figure shown at less than this fraction of its design width is too small to read.
 MIN_FIGURE_SCALE = 0.8
 # CSS pixels per inch of a figure's design size (covpo.plots.style.DISPLAY_PX_PER_INCH), and the
@@ -287,6 +293,10 @@ def load_page(tab, recorder: PageRecorder, html: Path, page: Path) -> PageReport
             local_files.add(Path(unquote(urlsplit(url).path)))
     report.loaded_bytes = sum(path.stat().st_size for path in local_files if path.is_file())
     height = min(int(report.inspection["scrollHeight"]), MAX_SCREENSHOT_HEIGHT)
+    if name.startswith("book/api/") and name != "book/api/quickstart.html":
+        # the reference pages hold docstrings and no figure: their first screen is kept, which
+        # saves a full-page capture of each of the twenty-odd pages (the checks read the DOM)
+        height = min(height, VIEWPORT["height"])
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     report.screenshot = SCREENSHOTS / (name.removesuffix(".html").replace("/", "__") + ".jpg")
     # JPEG: a full chapter is up to 16,000 pixels tall, and Chromium encodes it as PNG a third slower
@@ -466,10 +476,10 @@ def test_redirect_pages_point_at_built_pages(built_site: BuiltSite):
             assert (page.parent / target).resolve().is_file(), f"{page.name} redirects to missing {target}"
 
 
-def test_api_page_documents_every_module(built_site: BuiltSite):
-    api = built_site.html / "book" / "api.html"
-    assert api.exists(), "book/api.md was not built"
-    text = api.read_text()
+def test_api_pages_document_every_module(built_site: BuiltSite):
+    pages = {entry: built_site.html / f"{entry}.html" for entry in API_PAGES}
+    assert pages and all(page.exists() for page in pages.values()), f"API pages not built: {[e for e, p in pages.items() if not p.exists()]}"
+    text = "".join(page.read_text() for page in pages.values())
     package = REPOSITORY / "src"
     modules = {
         ".".join(path.relative_to(package).with_suffix("").parts).removesuffix(".__init__")
@@ -477,7 +487,7 @@ def test_api_page_documents_every_module(built_site: BuiltSite):
         if not path.name.startswith("_") or path.name == "__init__.py"
     }
     missing = sorted(m for m in modules if f'id="module-{m}"' not in text)
-    assert not missing, f"modules missing from the API page (add an automodule to book/api.md): {missing}"
+    assert not missing, f"modules on no API page (tests/test_book_structure.py names the page for each): {missing}"
 
 
 # What a reader meets on every page: the faults found reading the site page by page, each fixed
@@ -765,6 +775,16 @@ def test_numbered_chapters_fit_in_25_screens(page_reports, entry):
         f"{report.page} is {screens:.1f} screens of {VIEWPORT['width']} x {VIEWPORT['height']} long, over "
         f"{MAX_CHAPTER_SCREENS}: fold the tables that repeat a figure and the derivations into titled collapsed "
         "cells and dropdowns, or move a study to a section page of its own (book/ppo_details)"
+    )
+
+
+@pytest.mark.parametrize("entry", API_PAGES)
+def test_api_pages_fit_in_40_screens(page_reports, entry):
+    report = chapter_report(page_reports, entry)
+    screens = report.inspection["scrollHeight"] / VIEWPORT["height"]
+    assert screens <= MAX_API_SCREENS, (
+        f"{report.page} is {screens:.1f} screens of {VIEWPORT['width']} x {VIEWPORT['height']} long, over "
+        f"{MAX_API_SCREENS}: split its group of modules into two pages (book/api/index.md lists them)"
     )
 
 
