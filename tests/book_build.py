@@ -37,7 +37,7 @@ import nbformat
 from jupyter_cache import get_cache
 from jupyter_cache.base import CacheBundleIn
 
-from tests.chapter_executions import EXECUTIONS, ONE_PROCESS_PER_KERNEL, chapter_record, executions_folder
+from tests.chapter_executions import EXECUTIONS, chapter_record, executions_folder
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 OUTPUT = REPOSITORY / "_build" / "second-profile"
@@ -217,7 +217,7 @@ class SessionBuild:
             self._process = subprocess.Popen(
                 [executable, "build", str(REPOSITORY), *BUILD_FLAGS, "--path-output", str(OUTPUT)],
                 cwd=REPOSITORY, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env={**os.environ, **profile, **ONE_PROCESS_PER_KERNEL, EXECUTIONS_VARIABLE: str(folder / "cache")},
+                env={**os.environ, **profile, EXECUTIONS_VARIABLE: str(folder / "cache")},
             )
             try:
                 returncode = self._process.wait(timeout=TIMEOUT_S)

@@ -3,8 +3,7 @@
 In a session that builds the book (``tests/book_build.py``), the kernels in which nbval runs
 the chapters are the build's kernels: they start under the second CPU profile
 (``scripts/cpu_profile.py``) and with every widget's static stand-in requested
-(:data:`covpo.static_pages.STANDINS_VARIABLE`), exactly as the build would start them, and with
-joblib's process pools turned off (:data:`ONE_PROCESS_PER_KERNEL`). While
+(:data:`covpo.static_pages.STANDINS_VARIABLE`), exactly as the build would start them. While
 nbval runs a chapter's cells, :class:`ChapterExecutions` keeps each cell's outputs; when the
 chapter's last cell has passed, it writes the executed notebook to the session's folder of
 executions (:func:`executions_folder`), and when a cell fails, a record that the chapter failed.
@@ -33,14 +32,6 @@ from covpo.static_pages import STANDINS_VARIABLE
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 EXECUTIONS = REPOSITORY / "_build" / "second-profile" / "executions"
-# A chapter's kernel computes its sweeps in its own process. The session runs two chapters at a
-# time, one per worker, so the two cores are busy without the two processes each of four
-# chapters asks joblib for (``joblib.parallel_config(n_jobs=2)``), which would only add their
-# start, their imports and the copying of every task and result between processes: about a
-# fifth of ppo_details' CPU time. joblib runs the same tasks in order instead, and
-# ``covpo.experiments.parallel.run_tasks`` seeds every task itself, so the results are the same
-# bit for bit (tests/test_parallel.py); a reader's kernel still uses two processes.
-ONE_PROCESS_PER_KERNEL = {"JOBLIB_MULTIPROCESSING": "0"}
 
 
 def executions_folder(session: str) -> Path:
@@ -99,7 +90,7 @@ class ChapterExecutions:
         execution: it is recorded at once as incomplete.
         """
         self.folder = folder
-        self.kernel_environment = {**profile, STANDINS_VARIABLE: "1", **ONE_PROCESS_PER_KERNEL}
+        self.kernel_environment = {**profile, STANDINS_VARIABLE: "1"}
         cells: dict[IPyNbFile, list[IPyNbCell]] = {}
         for item in items:
             if isinstance(item, IPyNbCell):
