@@ -150,16 +150,20 @@ WHILE_THE_LAST_CHAPTER_RUNS = "test_transformer.py"
 # The unit tests' second pass, under the second CPU profile: the longest unit-test file, so it
 # starts early (after the built site's tests, see run_order).
 SECOND_PROFILE_PASS = "test_second_profile_units.py"
-# The longest of the other unit-test files (idle, 2 cores: about 25, 14, 13, 13, 8 and 6 s),
-# longest first, so that the short files fill in at the end and neither worker is left with a
-# long file after the other has finished.
+# The longest of the other unit-test files (in a whole session on an idle 2-core machine: about
+# 37, 18, 14, 14, 8, 7, 7, 6, 5 and 5 s), longest first, so that the short files fill in at the
+# end and neither worker is left with a long file after the other has finished.
 LONGEST_UNIT_FILES = (
     "test_fuzz.py",
-    "test_widgets.py",
     "test_benchmarks.py",
     "test_jupyterlab.py",
-    "test_head_to_head.py",
+    "test_widgets.py",
     "test_dask_cluster.py",
+    "test_head_to_head.py",
+    "test_transformer_frontier.py",
+    "test_algorithm_contract.py",
+    "test_ppo_reliability.py",
+    "test_chapter_executions.py",
 )
 BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
 # The flags the browser runs with: headless, and nothing that reaches for the network by itself

@@ -16,8 +16,10 @@ browser of its own). For every page it checks that
 * a numbered chapter, and each section page under it, is at most :data:`MAX_CHAPTER_SCREENS`
   screens long, with its collapsed cells and dropdowns closed, and each page of the API
   reference at most :data:`MAX_API_SCREENS`;
+* a numbered chapter opens on its key figure: the first screen shows a figure whole, after a
+  summary box of at most :data:`MAX_SUMMARY_SENTENCES` sentences;
 
-and saves a full-page screenshot to ``_build/screenshots/``, with ``pages.json`` there
+and saves a screenshot of its first screen to ``_build/screenshots/``, with ``pages.json`` there
 summarising each page (its size, what it loaded, the errors seen). Without the browser these
 tests skip with the reason, except under ``CI=true``, where a missing browser fails them (the
 README's test command installs Debian's ``chromium`` when it runs as root with apt-get).
@@ -42,6 +44,7 @@ from urllib.parse import unquote, urlsplit
 
 import nbformat
 import pytest
+import yaml
 
 from tests.book_build import LOG, SESSION_BUILD, BuiltSite, describe_build_failure
 from tests.conftest import REPOSITORY, chapter_files, numbered_pages
@@ -50,9 +53,13 @@ SCREENSHOTS = REPOSITORY / "_build" / "screenshots"
 TOC = REPOSITORY / "_toc.yml"
 CHAPTERS = chapter_files(TOC)
 NUMBERED_PAGES = numbered_pages(TOC)
+# The numbered chapters themselves (a section page such as book/ppo_details continues its chapter).
+NUMBERED_CHAPTERS = [chapter["file"] for part in yaml.safe_load(TOC.read_text())["parts"] if part.get("numbered")
+                     for chapter in part["chapters"]]
+# A chapter opens on its key figure after a summary of at most this many sentences (issue 56).
+MAX_SUMMARY_SENTENCES = 3
 MAX_PAGE_BYTES = 5_000_000
 VIEWPORT = {"width": 1280, "height": 900}
-MAX_SCREENSHOT_HEIGHT = 16_000
 # The most screens (of VIEWPORT's height, every collapsed cell and dropdown closed) a numbered
 # chapter or one of its section pages may fill: a page a reader finishes. A longer chapter folds
 # the tables that repeat a figure and its derivations into titled collapsed sections, or moves a
@@ -198,8 +205,10 @@ INSPECT_PAGE = r"""
       const designed = Number(i.getAttribute("width")) || parseFloat(i.style.width) || i.naturalWidth;
       const shown = i.getBoundingClientRect().width;
       const figure = i.closest("figure");
+      const box = i.getBoundingClientRect();
       return {src: (i.getAttribute("src") || "").slice(0, 60), designed, shown,
-              natural: i.naturalWidth, shownHeight: i.getBoundingClientRect().height,
+              natural: i.naturalWidth, shownHeight: box.height,
+              top: box.top + window.scrollY, bottom: box.bottom + window.scrollY,
               scale: designed > 0 ? shown / designed : 0,
               standin: !!i.closest(".covpo-standin"),
               caption: figure && figure.querySelector("figcaption") ? figure.querySelector("figcaption").textContent.trim().slice(0, 80) : "",
@@ -214,6 +223,10 @@ INSPECT_PAGE = r"""
   report.algorithms = [...article.querySelectorAll("div.proof.algorithm")].map(box => (
     {title: (box.firstElementChild ? box.firstElementChild.textContent : box.textContent).trim().slice(0, 80)}));
   report.numbers = [...article.querySelectorAll(".caption-number")].map(e => e.textContent.trim());
+  // The page's first box (a chapter's summary), its text without the title.
+  const summary = article.querySelector("div.admonition");
+  report.summaryBox = summary ? [...summary.children].filter(e => !e.matches(".admonition-title"))
+    .map(e => e.textContent.trim()).join(" ").replace(/\s+/g, " ") : "";
   // Search fields a reader sees (not the dialog one opens), and the height of the theme's header bar.
   report.searchFields = [...document.querySelectorAll(".search-button-field, input[type=search]")]
     .filter(e => !e.closest("dialog") && e.getBoundingClientRect().width > 0).length;
@@ -292,11 +305,9 @@ def load_page(tab, recorder: PageRecorder, html: Path, page: Path) -> PageReport
         elif url.startswith("file:"):
             local_files.add(Path(unquote(urlsplit(url).path)))
     report.loaded_bytes = sum(path.stat().st_size for path in local_files if path.is_file())
-    height = min(int(report.inspection["scrollHeight"]), MAX_SCREENSHOT_HEIGHT)
-    if name.startswith("book/api/") and name != "book/api/quickstart.html":
-        # the reference pages hold docstrings and no figure: their first screen is kept, which
-        # saves a full-page capture of each of the twenty-odd pages (the checks read the DOM)
-        height = min(height, VIEWPORT["height"])
+    # The first screen, the one a reader lands on (every check of the page's length, blocks and
+    # figures reads the DOM; a full-page capture of every page cost a quarter of the crawl).
+    height = min(int(report.inspection["scrollHeight"]), VIEWPORT["height"])
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     report.screenshot = SCREENSHOTS / (name.removesuffix(".html").replace("/", "__") + ".jpg")
     # JPEG: a full chapter is up to 16,000 pixels tall, and Chromium encodes it as PNG a third slower
@@ -764,6 +775,29 @@ def test_figures_tables_and_algorithms_are_numbered_in_the_numbered_chapters_onl
     assert not tables, f"result tables on view on {report.page} without a number: {tables}"
     boxes = [box["title"] for box in seen["algorithms"] if not re.match(r"Algorithm \d+\.\d+", box["title"])]
     assert not boxes, f"algorithm boxes on {report.page} without a number: {boxes}"
+
+
+def sentence_count(text: str) -> int:
+    """Sentences in a box's text: a full stop, question or exclamation mark before a space and a capital (or the end)."""
+    return len(re.findall(r"[.!?](?=\s+[A-Z(]|\s*$)", text.strip()))
+
+
+@pytest.mark.parametrize("entry", NUMBERED_CHAPTERS)
+def test_numbered_chapter_opens_on_its_key_figure(page_reports, entry):
+    # issue 56: the first screen at 1280 x 900 shows the chapter's key figure whole, after a
+    # summary of at most three plain sentences
+    report = chapter_report(page_reports, entry)
+    figures = [f for f in report.inspection["figures"] if not f["standin"]]
+    assert figures, f"{report.page} has no figure"
+    first = min(figures, key=lambda f: f["top"])
+    assert first["bottom"] <= VIEWPORT["height"], (
+        f"{report.page}: its first figure ({first['caption']!r}) ends {first['bottom']:.0f} px down the page, "
+        f"below the first screen ({VIEWPORT['height']} px): shorten what comes before it"
+    )
+    box = report.inspection["summaryBox"]
+    assert box and sentence_count(box) <= MAX_SUMMARY_SENTENCES, (
+        f"{report.page}: its summary box has {sentence_count(box)} sentences, over {MAX_SUMMARY_SENTENCES}: {box[:300]!r}"
+    )
 
 
 @pytest.mark.parametrize("entry", NUMBERED_PAGES)

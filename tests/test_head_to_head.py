@@ -27,12 +27,12 @@ from covpo.experiments.implications.head_to_head import (
 from covpo.instances import tabular_instance
 from covpo.algorithms.mirror_descent import mirror_descent_policy
 from covpo.plots.head_to_head import (
-    GROUP_PALETTE,
     algorithm_group,
     head_to_head_explorer_figure,
     head_to_head_figure,
     method_styles,
 )
+from covpo.plots.style import method_colour, method_kind
 from covpo.table import Table
 from covpo.policies import base_log_policy, expected_reward, log_coverage
 from covpo.experiments.squared_loss import squared_loss_methods
@@ -197,14 +197,17 @@ def test_figure_draws_every_algorithm(tiny_result):
     groups = {algorithm_group(method) for method in tiny_result.methods}
     panels = [axes for axes in figure.axes if axes.axison]
     assert len(figure.subfigs) == len(groups) and len(panels) == 2 * len(groups) == 2 * len(legends)
-    # fits one 900-pixel screen; no two methods of a group share a marker, and only a group of
-    # more methods than the palette has colours repeats a colour (with another marker)
-    assert figure.get_figheight() <= 9.0
+    # fits the first screen under the chapter's summary; every method in the book's colour of its
+    # kind, and no two methods of a group share a marker
+    assert figure.get_figheight() <= 4.8
     styles = method_styles(tiny_result)
+    keyed = [(method, style) for method, style in zip(tiny_result.methods, styles) if method_kind(method.label)]
+    assert keyed
+    for method, style in keyed:
+        assert style["color"] == method_colour(method_kind(method.label)), method.label
     for group in groups:
         members = [style for method, style in zip(tiny_result.methods, styles) if algorithm_group(method) == group]
         assert len({style["marker"] for style in members}) == len(members)
-        assert len({style["color"] for style in members}) == min(len(members), len(GROUP_PALETTE))
 
 
 def test_explorer_figure_shows_the_plot_only(tiny_result):

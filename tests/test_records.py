@@ -20,6 +20,8 @@ from covpo.records import (
 from covpo.stated_settings import check_stated_settings
 
 
+# A hash of the code's text and the record's stamps: structure, the same on every CPU.
+@pytest.mark.same_on_every_cpu
 @pytest.mark.parametrize("path", stamped_record_files(), ids=lambda path: f"{path.parent.name}/{path.name}")
 def test_every_stamped_record_was_made_by_todays_code(path: Path) -> None:
     assert {run["stamp"]["profile"] for run in read_stamped_record(path)["runs"]} == {"default", "second"}, (

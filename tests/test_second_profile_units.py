@@ -7,7 +7,8 @@ stops on precision loss at a point that depends on the rounding, for instance), 
 runs every unit-test file once more, in a pytest process of its own under
 ``scripts/cpu_profile.py``'s profile. The files left out compute no numbers that a CPU could
 round differently: they check files, servers, a browser, the package's imports, Sphinx
-extensions, that bad input raises (the fuzz suite), or that the benchmark scripts run at their
+extensions, the chapters' sources (their exercises and check cells), that bad input raises (the
+fuzz suite), or that the benchmark scripts run at their
 tiny size (their times are not read, and every number they compute is a unit test's too); the
 profile's own test starts processes under the profile itself. Tests marked
 ``same_on_every_cpu`` are left out too: each compares one computation with itself (run twice, in
@@ -37,6 +38,11 @@ PROFILE_INDEPENDENT = (
     "test_chapter_executions.py",
     "test_numref_targets.py",
     "test_page_extensions.py",
+    "test_site_reading.py",
+    "test_exercises.py",
+    "test_check_cells.py",
+    "test_environment.py",
+    "test_sentence_lengths.py",
     "test_imports.py",
     "test_fuzz.py",
     "test_validation.py",

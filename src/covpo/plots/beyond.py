@@ -10,27 +10,32 @@ import numpy as np
 
 from covpo.labs.nonlinear import NonlinearExperiment
 from covpo.plots.base import BookFigure, new_figure
-from covpo.plots.style import COLUMN_WIDTH, PALETTE, series_style
+from covpo.plots.style import COLUMN_WIDTH, label_styles, method_colour
 from covpo.labs.sequences import SequenceExperiment
+
+#: Bar colours of the linear and the network policy in :func:`nonlinear_figure`: greys, which no
+#: method of the book's key takes (:data:`~covpo.plots.style.COLOUR_KEY`).
+POLICY_COLOURS = ("0.7", "0.35")
 
 
 def sequence_figure(experiment: SequenceExperiment) -> BookFigure:
     """Coverage of exact REINFORCE and APMD on sequences (top), and how far the sampled methods' ratios move with ``L`` (bottom)."""
     figure = new_figure(COLUMN_WIDTH, 6.4)
     coverage_axes, ratio_axes = figure.subplots(2, 1)
-    for runs, name, style in ((experiment.reinforce, "REINFORCE", "-"), (experiment.apmd, "APMD", "--")):
-        for prefix, run, color in zip(experiment.shared_prefixes, runs, (PALETTE[1], PALETTE[0])):
+    for runs, name in ((experiment.reinforce, "REINFORCE"), (experiment.apmd, "APMD")):
+        color = method_colour(name)
+        for prefix, run, style in zip(experiment.shared_prefixes, runs, ("-", "--")):
             coverage_axes.plot(np.maximum(run.gradient_steps, 1), run.log10_coverage.min(axis=1), ls=style, color=color,
-                               label=f"exact {name}, shared prefix {prefix}")
+                               label=f"{name} (exact), shared prefix {prefix}")
     coverage_axes.set_xscale("log")
     coverage_axes.set_xlabel("gradient steps")
     coverage_axes.set_ylabel("$\\log_{10}$ coverage\n(optimal sequence)")
     coverage_axes.set_title(f"Exact runs: $V = {experiment.vocab_size}$, $H = {experiment.length}$, gap {experiment.gap:g}",
                             loc="left")
     coverage_axes.legend(loc="lower left")
-    for i, name in enumerate(experiment.ratio_names):
+    for i, (name, style) in enumerate(zip(experiment.ratio_names, label_styles(experiment.ratio_names))):
         largest = experiment.max_abs_log_sequence_ratio[i].max(axis=1)
-        ratio_axes.plot(experiment.ratio_lengths, largest, label=name, **series_style(i + 2))
+        ratio_axes.plot(experiment.ratio_lengths, largest, label=name, **style)
     ratio_axes.axhline(1.0 / experiment.beta, color="k", ls="--", lw=1, label="target's bound $R/\\beta$")
     ratio_axes.set_xlabel("sequence length $H$")
     ratio_axes.set_xticks(experiment.ratio_lengths)
@@ -48,7 +53,7 @@ def nonlinear_figure(experiment: NonlinearExperiment) -> BookFigure:
     panels = figure.subplots(1, len(experiment.families), sharey=True, squeeze=False)[0]
     positions = np.arange(len(experiment.methods))
     for f, (axes, family) in enumerate(zip(panels, experiment.families)):
-        for p, (policy, color) in enumerate(zip(experiment.policies, (PALETTE[0], PALETTE[1]))):
+        for p, (policy, color) in enumerate(zip(experiment.policies, POLICY_COLOURS)):
             worst = np.nanmin(experiment.min_log10_coverage[f, :, p], axis=1)
             axes.barh(positions + (p - 0.5) * 0.4, worst, height=0.4, color=color, label=f"{policy} policy")
         axes.axvline(experiment.base_log10_coverage[f], color="k", ls=":", lw=1.5, label="base model")

@@ -28,16 +28,20 @@ from covpo.experiments.collapse import (
     simplex_path,
 )
 from covpo.plots.base import BookFigure, new_figure
-from covpo.plots.style import COLUMN_WIDTH, PALETTE
+from covpo.plots.style import COLUMN_WIDTH, PALETTE, method_colour
 from covpo.plots.widgets import Explorable, Slider, explorable
 from covpo.validation import check_count, check_nonnegative, check_positive, check_probability
 
-CLASS_NAMES = ("optimal", "distractor", "zero-reward block")
-#: Colour of each response class in the Okabe-Ito palette (optimal green, distractor vermillion, zero block blue).
-CLASS_COLORS = (PALETTE[2], PALETTE[1], PALETTE[0])
+CLASS_NAMES = ("optimal", "near miss", "zero-reward block")
+#: Colour of each response class, the answer classes' colours of the book's key
+#: (:data:`~covpo.plots.style.COLOUR_KEY`).
+CLASS_COLORS = (method_colour("optimal answer"), method_colour("near miss"), method_colour("zero-reward block"))
 SQRT3_HALF = np.sqrt(3.0) / 2.0
-EPS_COLOR = PALETTE[1]
-LOWEST_COLOR = PALETTE[0]
+#: Colour of target and threshold lines (the key's reference lines).
+EPS_COLOR = method_colour("target line")
+LOWEST_COLOR = "0.4"
+#: Colour of every run of REINFORCE (with or without a KL penalty to the base model), the key's.
+REINFORCE_COLOR = method_colour("REINFORCE")
 
 
 def _step_axis(steps: np.ndarray) -> np.ndarray:
@@ -58,14 +62,14 @@ def collapse_run_figure(run: CollapseRun, title: str) -> BookFigure:
     lowest = int(np.argmin(trajectory.log10_coverage[:, 0]))
     figure = new_figure(COLUMN_WIDTH, 3.6)
     reward_axes, coverage_axes = figure.subplots(1, 2)
-    reward_axes.plot(steps, trajectory.reward, color="k", label="reward $J(\\pi_t)$")
+    reward_axes.plot(steps, trajectory.reward, color=REINFORCE_COLOR, label="reward $J(\\pi_t)$")
     reward_axes.axhline(trajectory.optimal_value, color="0.4", lw=1, ls=":", label="$J^\\star$ (left)")
     if run.eps is not None:
         reward_axes.axhline(trajectory.optimal_value - run.eps, color=EPS_COLOR, lw=1, ls="--",
                             label="$J^\\star - \\varepsilon$ (left)")
     reward_axes.set_ylabel("expected reward $J(\\pi_t)$")
-    coverage_axes.plot(steps, trajectory.log10_coverage[:, 0], color=CLASS_COLORS[0], label="coverage")
-    coverage_axes.axhline(np.log10(run.instance.base_coverage), color=CLASS_COLORS[0], lw=1, ls=":",
+    coverage_axes.plot(steps, trajectory.log10_coverage[:, 0], color=REINFORCE_COLOR, label="coverage")
+    coverage_axes.axhline(np.log10(run.instance.base_coverage), color="0.4", lw=1, ls=":",
                           label="base coverage (right)")
     coverage_axes.set_ylabel("$\\log_{10}$ coverage $\\pi_t(y^\\star)$")
     for axes in (reward_axes, coverage_axes):
@@ -82,9 +86,9 @@ def collapse_run_figure(run: CollapseRun, title: str) -> BookFigure:
 
 
 def _ternary(masses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Cartesian coordinates on the simplex: zero block bottom left, distractor bottom right, optimal top."""
-    optimal, distractor = masses[:, 0], masses[:, 1]
-    return distractor + optimal / 2.0, optimal * SQRT3_HALF
+    """Cartesian coordinates on the simplex: zero block bottom left, near miss bottom right, optimal top."""
+    optimal, near_miss = masses[:, 0], masses[:, 1]
+    return near_miss + optimal / 2.0, optimal * SQRT3_HALF
 
 
 def _draw_triangle(axes, labels: tuple[str, str, str]) -> None:
@@ -103,24 +107,24 @@ def _draw_triangle(axes, labels: tuple[str, str, str]) -> None:
 def figure_1a_simplex(data: Figure1aData, title: str = "") -> BookFigure:
     """Paper Figure 1a: the weak fixed-reference regime, where the KL penalty pulls back only after the collapse.
 
-    Left: the run on the probability simplex (optimal / distractor / zero block) until it is
+    Left: the run on the probability simplex (optimal / near miss / zero block) until it is
     eps-optimal, the diamond where the penalty's pull first matches the reward's. Right: the
-    two pulls on ``u`` (optimal against distractor) against gradient steps, on a log scale,
+    two pulls on ``u`` (optimal against the near miss) against gradient steps, on a log scale,
     with the log10 coverage on the right-hand axis.
     """
     figure = new_figure(COLUMN_WIDTH, 3.9)
     simplex_axes, force_axes = figure.subplots(1, 2, width_ratios=[1.0, 1.2])
-    _draw_triangle(simplex_axes, ("zero-reward\nblock", "distractor", "optimal"))
+    _draw_triangle(simplex_axes, ("zero-reward\nblock", "near miss", "optimal"))
     x, y = _ternary(data.path.masses)
-    simplex_axes.plot(x, y, color=CLASS_COLORS[1], lw=1.5)
+    simplex_axes.plot(x, y, color=REINFORCE_COLOR, lw=1.5)
     simplex_axes.plot(x[:1], y[:1], "o", color="k")
     simplex_axes.plot(x[-1:], y[-1:], "s", color="k")
     steps = _step_axis(data.path.gradient_steps)
     positive = data.reward_pull > 0
     force_axes.plot(steps[positive], data.reward_pull[positive], color=CLASS_COLORS[1], lw=1.8,
-                    label="reward: towards the distractor")
+                    label="reward: towards the near miss")
     restoring = data.kl_pull > 0
-    force_axes.plot(steps[restoring], data.kl_pull[restoring], color=CLASS_COLORS[0], lw=1.8,
+    force_axes.plot(steps[restoring], data.kl_pull[restoring], color=CLASS_COLORS[0], lw=1.8, ls="-.",
                     label=f"KL to $\\pi_0$ ($\\beta$ = {data.beta:.3g}): back")
     force_axes.set_yscale("log")
     force_axes.set_xscale("log")
@@ -151,7 +155,7 @@ def steps_along_knob_figure(unregularized: StepsToEpsSweep, regularized: StepsTo
     """
     figure = new_figure(COLUMN_WIDTH, 5.8)
     panels = figure.subplots(2, 2, sharex="col")
-    sweeps = ((unregularized, "no KL", "C0"), (regularized, "KL to $\\pi_0$, strongest $\\beta$", "C1"))
+    sweeps = ((unregularized, "no KL", REINFORCE_COLOR), (regularized, "KL to $\\pi_0$, strongest $\\beta$", REINFORCE_COLOR))
     budget_spent = False
     for column, (sweep, label, color) in enumerate(sweeps):
         steps_axes, coverage_axes = panels[0, column], panels[1, column]
@@ -178,13 +182,13 @@ def steps_along_knob_figure(unregularized: StepsToEpsSweep, regularized: StepsTo
     for axes in panels.flat:
         axes.grid(alpha=0.3)
     handles = [
-        Line2D([], [], marker="o", ls="none", color="0.3", label="REINFORCE: steps to $\\varepsilon$"),
-        Line2D([], [], color="0.3", lw=1, label="exponential fit"),
+        Line2D([], [], marker="o", ls="none", color=REINFORCE_COLOR, label="REINFORCE: steps to $\\varepsilon$"),
+        Line2D([], [], color=REINFORCE_COLOR, lw=1, label="REINFORCE: exponential fit"),
         Line2D([], [], color="k", ls="--", lw=1, label=f"Best-of-N samples ($\\delta$ = {unregularized.delta:g})"),
         Line2D([], [], color="0.4", ls=":", lw=1, label="base coverage"),
     ]
     if budget_spent:
-        handles.insert(1, Line2D([], [], marker="^", mfc="none", ls="none", color="0.3", label="budget spent"))
+        handles.insert(1, Line2D([], [], marker="^", mfc="none", ls="none", color=REINFORCE_COLOR, label="REINFORCE: budget spent"))
     _legend_below(figure, handles, ncols=2)
     return figure
 
@@ -273,7 +277,8 @@ def learning_rate_figure(grid: LearningRateGrid, gaps: tuple[float, ...] | None 
 
 
 #: Colour of each outcome of a fixed-reference run, shared by :func:`beta_sweep_figure` and
-#: :func:`beta_escape_map_figure` (Okabe-Ito): escapes green, collapses vermillion.
+#: :func:`beta_escape_map_figure` (Okabe-Ito): escapes green, collapses vermilion; outcomes, not methods (the
+#: figures draw no method).
 ESCAPE_COLORS = {
     "collapsed": PALETTE[1],
     "optimum not eps-optimal": "#999999",
@@ -371,7 +376,7 @@ def _surface_axes(
         axes.plot(*run.path[-1:].T, run.path_objective[-1:], "s", color=color, mec="k", ms=5, zorder=11 + 3 * order)
     colorbar_axes = figure.add_axes([0.88, box[1] + 0.25 * box[3], 0.025, 0.5 * box[3]])
     figure.colorbar(ScalarMappable(norm=norm, cmap=colormaps[cmap]), cax=colorbar_axes, label=label)
-    axes.set_xlabel("u: optimal vs distractor")
+    axes.set_xlabel("u: optimal vs near miss")
     axes.set_ylabel("v: rewarding vs zero")
     axes.set_zlabel(zlabel)
     axes.set_xticks(np.arange(np.ceil(landscape.u.min() / 4) * 4, landscape.u.max() + 1e-9, 4))
@@ -380,8 +385,8 @@ def _surface_axes(
     axes.set_box_aspect(None, zoom=1.0)
 
 
-#: Path colours of :func:`figure_2bc_landscape` (Okabe-Ito): REINFORCE vermillion, APMD bluish green.
-LANDSCAPE_PATH_COLORS = (PALETTE[1], PALETTE[2])
+#: Path colours of :func:`figure_2bc_landscape`, the key's: REINFORCE vermilion, APMD green.
+LANDSCAPE_PATH_COLORS = (method_colour("REINFORCE"), method_colour("APMD"))
 
 
 def figure_2bc_landscape(data: Figure2bcData) -> BookFigure:
@@ -389,7 +394,7 @@ def figure_2bc_landscape(data: Figure2bcData) -> BookFigure:
 
     Height is ``J_beta(pi; pi_0)`` at REINFORCE's strength (paper Eq. (5)); colour is the
     expected reward (top, b) and the base-10 log coverage (bottom, c). The lines are
-    REINFORCE (vermillion) and APMD (green) until each is eps-optimal, from the base model
+    REINFORCE (vermilion) and APMD (green) until each is eps-optimal, from the base model
     (dot) to the square. The two 3-D panels are stacked, each the column's full width.
     """
     figure = new_figure(COLUMN_WIDTH, 8.8, constrained=False)
@@ -415,10 +420,12 @@ def seed_sweep_figure(sweep: SeedSweep, exact: CollapseRun, title: str) -> BookF
     figure = new_figure(COLUMN_WIDTH, 3.6)
     axes = figure.add_subplot()
     for trajectory in sweep.trajectories:
-        axes.plot(_step_axis(trajectory.gradient_steps), trajectory.log10_coverage[:, 0], color="C0", lw=0.7, alpha=0.6)
-    axes.plot([], [], color="C0", lw=0.7, label=f"sampled gradients, {len(sweep.trajectories)} seeds")
+        axes.plot(_step_axis(trajectory.gradient_steps), trajectory.log10_coverage[:, 0], color=REINFORCE_COLOR, lw=0.7,
+                  alpha=0.45)
+    axes.plot([], [], color=REINFORCE_COLOR, lw=0.7, alpha=0.45,
+              label=f"REINFORCE, sampled gradients, {len(sweep.trajectories)} seeds")
     exact_steps = _step_axis(exact.trajectory.gradient_steps)
-    axes.plot(exact_steps, exact.trajectory.log10_coverage[:, 0], color="k", lw=2, label="exact gradient")
+    axes.plot(exact_steps, exact.trajectory.log10_coverage[:, 0], color=REINFORCE_COLOR, lw=2.6, label="REINFORCE, exact gradient")
     axes.axhline(np.log10(exact.instance.base_coverage), color="0.4", ls=":", lw=1, label="base coverage")
     axes.set_xscale("log")
     axes.set_xlabel("gradient steps + 1")
@@ -457,17 +464,17 @@ def collapse_explorer_figure(gap: float, beta: float, eta: float, budget: int) -
     coverage_axes = figure.add_subplot(grid[0, 1])
     simplex_axes = figure.add_subplot(grid[1, 0])
     mass_axes = figure.add_subplot(grid[1, 1])
-    reward_axes.plot(steps, trajectory.reward, color="k")
+    reward_axes.plot(steps, trajectory.reward, color=REINFORCE_COLOR)
     reward_axes.axhline(1 - gap / 2, color=EPS_COLOR, ls="--", lw=1, label="$J^\\star - \\varepsilon$")
     reward_axes.set_ylim(0.0, 1.02)
     reward_axes.set_ylabel("reward")
     reward_axes.legend(loc="lower right")
-    coverage_axes.plot(steps, trajectory.log10_coverage[:, 0], color=CLASS_COLORS[0])
+    coverage_axes.plot(steps, trajectory.log10_coverage[:, 0], color=REINFORCE_COLOR)
     coverage_axes.axhline(np.log10(instance.base_coverage), color="0.4", ls=":", lw=1, label="base")
     coverage_axes.set_ylabel("$\\log_{10}$ coverage")
     coverage_axes.legend(loc="lower left")
     masses = simplex_path(run).masses
-    for index, name in enumerate(("optimal", "distractor", "zero block")):
+    for index, name in enumerate(("optimal", "near miss", "zero block")):
         mass_axes.plot(steps, masses[:, index], color=CLASS_COLORS[index], label=name)
     mass_axes.set_ylim(-0.02, 1.02)
     mass_axes.set_ylabel("mass")
@@ -477,9 +484,9 @@ def collapse_explorer_figure(gap: float, beta: float, eta: float, budget: int) -
         axes.set_xlabel("gradient steps + 1")
         axes.grid(alpha=0.3)
     x, y = _ternary(masses)
-    _draw_triangle(simplex_axes, ("zero", "distractor", "optimal"))
-    simplex_axes.plot(x, y, color="C0")
-    simplex_axes.plot(x[:1], y[:1], "o", color="C0")
+    _draw_triangle(simplex_axes, ("zero", "near miss", "optimal"))
+    simplex_axes.plot(x, y, color=REINFORCE_COLOR)
+    simplex_axes.plot(x[:1], y[:1], "o", color=method_colour("base model"))
     outcome = f"ε-optimal after {run.steps_to_eps:,} steps" if run.reached_eps else f"not ε-optimal in {budget:,} steps"
     figure.suptitle(
         f"gap {gap:.3g}, β {'none' if beta <= 0 else f'{beta:.3g}'}, η {eta:.3g}\n"
@@ -492,7 +499,7 @@ def collapse_explorer_figure(gap: float, beta: float, eta: float, budget: int) -
 def collapse_widget() -> Explorable:
     """Knob, ``beta``, learning rate and step budget in; reward, log10 coverage and the simplex path out."""
     sliders = [
-        Slider("gap", "distractor gap", 0.05, 0.4, 0.15, (0.3, 0.2, 0.15, 0.12), step=0.005),
+        Slider("gap", "near-miss gap", 0.05, 0.4, 0.15, (0.3, 0.2, 0.15, 0.12), step=0.005),
         Slider("beta", "β (0 = no KL)", 0.0, 0.2, 0.0, (0.0, 0.01, 0.05), step=0.001),
         Slider("eta", "learning rate", 0.1, 64.0, 4.0, (4.0,), log=True),
         Slider("budget", "step budget", 1_000, 3_000_000, 1_000_000, (1_000_000,), integer=True, step=1_000),

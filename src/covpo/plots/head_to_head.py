@@ -14,7 +14,7 @@ from covpo.experiments.implications.head_to_head import HeadToHead, head_to_head
 from covpo.experiments.sweeps import Method
 from covpo.families import stacked_collapse_instance
 from covpo.plots.base import BookFigure, new_figure
-from covpo.plots.style import COLUMN_WIDTH, LINESTYLES, MARKERS
+from covpo.plots.style import COLUMN_WIDTH, LINESTYLES, MARKERS, free_series_colours, method_colour, method_kind
 from covpo.validation import check_count, check_instance
 from covpo.plots.widgets import Explorable, Slider, explorable
 
@@ -25,16 +25,11 @@ GROUP_SPREAD = 2.0
 """Factor between the x positions of a group's first and last series in :func:`head_to_head_figure`.
 
 The coverages are a factor of four or more apart, so neighbouring clusters never meet."""
-GROUP_PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#000000", "#E69F00", "#56B4E9")
-"""The Okabe-Ito colours in the order a group's series take them.
-
-Each next colour is the one most unlike those before it (sky blue, nearest to blue, last;
-yellow left out, faint on white)."""
 LEGEND_RATIOS = (1.0, 1.0, 0.85)
 """Widths of a row's two panels and its legend column in :func:`head_to_head_figure` (the same in every row,
 so the panels line up down the figure)."""
-ROW_HEIGHT = 2.25
-"""Height in inches of one group's row of :func:`head_to_head_figure`."""
+ROW_HEIGHT = 1.45
+"""Height in inches of one group's row of :func:`head_to_head_figure` (three rows fit the first screen of chapter 6 under its summary)."""
 
 ALGORITHM_GROUPS = (
     "fixed reference or none",
@@ -57,20 +52,25 @@ def algorithm_group(method: Method) -> int:
 
 
 def method_styles(result: HeadToHead) -> list[dict[str, str]]:
-    """Colour, marker and line style per method of ``result``, distinct within each algorithm group.
+    """Colour, marker and line style per method of ``result``: the book's colour, a marker of its own within its group.
 
-    A group's ``k``-th method takes the ``k``-th colour of :data:`GROUP_PALETTE`; the groups
-    differ by line style and marker set, so that the widget, which draws several groups on one
-    panel, still tells every method apart.
+    Each method takes the colour of its kind in the book's key
+    (:func:`~covpo.plots.style.method_kind`, :func:`~covpo.plots.style.method_colour`), so a
+    group's methods of one family (REINFORCE with and without a penalty; the reset methods
+    APMD, NPG and PPO-NoClip) share a colour; within a group every method has a marker of its
+    own, and the groups differ by line style and marker set, so that the widget, which draws
+    several groups on one panel, still tells every method apart.
     """
+    kinds = [method_kind(method.label) for method in result.methods]
+    free = iter(free_series_colours(sum(kind is None for kind in kinds)))
     positions = [0] * len(ALGORITHM_GROUPS)
     styles = []
-    for method in result.methods:
+    for method, kind in zip(result.methods, kinds):
         group = algorithm_group(method)
         position = positions[group]
         positions[group] += 1
         styles.append({
-            "color": GROUP_PALETTE[position % len(GROUP_PALETTE)],
+            "color": method_colour(kind) if kind is not None else next(free),
             "marker": MARKERS[(position + 4 * group) % len(MARKERS)],
             "linestyle": LINESTYLES[group % len(LINESTYLES)],
         })
@@ -108,8 +108,8 @@ def head_to_head_figure(result: HeadToHead, title: str) -> BookFigure:
 
     The rows are the groups of :data:`ALGORITHM_GROUPS` (fixed reference or none, resets,
     coverage-governed baselines), each with its legend in a column of its own to its right, so each pair of panels
-    compares one group's costs. Within a group every series has its own colour
-    (:data:`GROUP_PALETTE`) and marker, and the series are spread along ``C_cov`` over a
+    compares one group's costs. Every series has its method's colour in the book's key and,
+    within its group, a marker of its own (:func:`method_styles`), and the series are spread along ``C_cov`` over a
     factor of :data:`GROUP_SPREAD`, so that equal costs stay visible side by side; every
     column shares its axes across the rows. Filled markers: the median over seeds where every
     seed reached eps; open markers: the budget spent where some seed did not (a lower bound on

@@ -34,13 +34,16 @@ from covpo.experiments.collapse import (
 from covpo.experiments.collapse.reset_sweeps import InnerAccuracySweep
 from covpo.experiments.mirror_descent import MirrorDescentRate
 from covpo.plots.base import BookFigure, new_figure
-from covpo.plots.style import COLUMN_WIDTH, MARKERS, PALETTE, series_style
+from covpo.plots.style import COLUMN_WIDTH, MARKERS, PALETTE, method_colour, series_style
 from covpo.plots.collapse import SQRT3_HALF, _step_axis, _ternary
 from covpo.plots.widgets import Explorable, Slider, explorable
 from covpo.validation import check_count, check_positive
 
-REGIME_COLORS = {"weak": "C1", "strong": "C0", "resets": "C2"}
-METHOD_COLORS = {"REINFORCE": "C1", "APMD": "C2"}
+#: Colours of the three regimes, the book's key's (:data:`~covpo.plots.style.COLOUR_KEY`).
+REGIME_COLORS = {"weak": method_colour("weak fixed penalty"), "strong": method_colour("strong fixed penalty"),
+                 "resets": method_colour("APMD")}
+#: Colours of the methods, the book's key's.
+METHOD_COLORS = {"REINFORCE": method_colour("REINFORCE"), "APMD": method_colour("APMD")}
 STACK_MARGIN = (0.45, 0.9)
 """Margin in ``(u, v)`` around its path segment of the patch on which :func:`figure_3` draws each subproblem."""
 
@@ -57,7 +60,7 @@ def _legend_cell(axes, handles: list, **options) -> None:
     axes.legend(handles=handles, loc="center", frameon=False, **options)
 
 
-def _draw_simplex(axes, labels: tuple[str, str, str] = ("zero-reward\nblock", "distractor", "optimal")) -> None:
+def _draw_simplex(axes, labels: tuple[str, str, str] = ("zero-reward\nblock", "near miss", "optimal")) -> None:
     corners = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, SQRT3_HALF], [0.0, 0.0]])
     axes.plot(corners[:, 0], corners[:, 1], color="0.3", lw=1)
     for (x, y), label in zip(corners[:3], labels):
@@ -80,7 +83,7 @@ def _simplex_path(axes, path: SimplexPath, color: str, label: str, markers: np.n
 def figure_1(data: Figure1Data) -> BookFigure:
     """Paper Figure 1: weak fixed, strong fixed and reset regularization on one member of the family.
 
-    Top left, the three runs on the simplex of (optimal, distractor, zero block) mass, with dots
+    Top left, the three runs on the simplex of (optimal, near miss, zero block) mass, with dots
     at every reset of the reset run until it is eps-optimal, and the legend beside it; bottom,
     the expected reward (left) and the base-10 log coverage (right), against gradient steps.
     """
@@ -107,7 +110,7 @@ def figure_1(data: Figure1Data) -> BookFigure:
     reward_axes.axhline(optimum - data.eps, color="k", lw=1, ls="--", label="$J^\\star - \\varepsilon$")
     reward_axes.axhline(
         optimum - data.strong_optimum_suboptimality, color=REGIME_COLORS["strong"], lw=1, ls=":",
-        label="optimum of the strong fixed reference",
+        label="fixed reference, strong: its optimum",
     )
     reward_axes.set_ylabel("expected reward $J(\\pi)$")
     coverage_axes.axhline(np.log10(data.instance.base_coverage), color="0.5", lw=1, ls=":", label="base coverage")
@@ -187,31 +190,34 @@ def apmd_knob_figure(apmd: APMDKnobSweep, unregularized: StepsToEpsSweep, regula
     figure = new_figure(COLUMN_WIDTH, 6.0)
     panels = figure.subplot_mosaic([["steps", "resets"], ["coverage", "legend"]])
     steps_axes, resets_axes, coverage_axes = panels["steps"], panels["resets"], panels["coverage"]
-    for sweep, label, color in ((unregularized, "REINFORCE, no KL", "C3"), (regularized, "REINFORCE, KL to $\\pi_0$", "C1")):
+    reinforce = METHOD_COLORS["REINFORCE"]
+    for sweep, label, color, marker, style in ((unregularized, "REINFORCE, no KL", reinforce, "v", "--"),
+                                               (regularized, "REINFORCE, KL to $\\pi_0$", reinforce, "o", "-")):
         knob = 1.0 / sweep.gaps
-        steps_axes.plot(knob, sweep.steps_to_eps, "o", color=color, ms=4, label=label)
+        steps_axes.plot(knob, sweep.steps_to_eps, marker, color=color, ms=4, label=label)
         grid = np.linspace(knob.min(), knob.max(), 60)
-        steps_axes.plot(grid, 10.0 ** (sweep.fit.intercept + sweep.fit.slope * grid), color=color, lw=1)
+        steps_axes.plot(grid, 10.0 ** (sweep.fit.intercept + sweep.fit.slope * grid), color=color, lw=1, ls=style)
         ratio = sweep.min_log10_coverage - np.log10(sweep.base_coverage)
-        coverage_axes.plot(knob, ratio, "o-", color=color, ms=4, label=label)
+        coverage_axes.plot(knob, ratio, color=color, marker=marker, ls=style, ms=4, label=label)
+    apmd_color = METHOD_COLORS["APMD"]
     knob = 1.0 / apmd.gaps
-    steps_axes.plot(knob, apmd.steps_to_eps, "s", color="C2", ms=4, label=f"APMD, $\\beta$ = {apmd.beta:g}, K = {apmd.inner_steps}")
+    steps_axes.plot(knob, apmd.steps_to_eps, "s", color=apmd_color, ms=4, label=f"APMD, $\\beta$ = {apmd.beta:g}, K = {apmd.inner_steps}")
     handles = steps_axes.get_legend_handles_labels()[0]
-    handles.append(Line2D([], [], color="0.4", lw=1, label="exponential fits (REINFORCE)"))
+    handles.append(Line2D([], [], color=reinforce, lw=1, label="exponential fits (REINFORCE)"))
     if apmd.fit is not None:
         grid = np.geomspace(knob.min(), knob.max(), 60)
         (fit_line,) = steps_axes.plot(
-            grid, 10.0 ** (apmd.fit.intercept + apmd.fit.exponent * np.log10(grid)), color="C2", lw=1,
+            grid, 10.0 ** (apmd.fit.intercept + apmd.fit.exponent * np.log10(grid)), color=apmd_color, lw=1,
             label=f"APMD fit $\\propto (1/\\mathrm{{gap}})^{{{apmd.fit.exponent:.2f}}}$",
         )
         handles.append(fit_line)
     steps_axes.set_ylabel("gradient steps to $\\varepsilon$")
-    resets_axes.plot(knob, apmd.resets_to_eps, "s", color="C2", ms=4)
+    resets_axes.plot(knob, apmd.resets_to_eps, "s", color=apmd_color, ms=4)
     (exact_line,) = resets_axes.plot(
-        knob, apmd.mirror_descent_resets, "^", color="k", ms=5, mfc="none", label="exact mirror descent (resets)"
+        knob, apmd.mirror_descent_resets, "^", color=apmd_color, ms=6, mfc="none", label="exact mirror descent (resets)"
     )
     resets_axes.set_ylabel("reference resets to $\\varepsilon$")
-    coverage_axes.plot(knob, np.log10(apmd.min_coverage_ratio), "s-", color="C2", ms=4)
+    coverage_axes.plot(knob, np.log10(apmd.min_coverage_ratio), "s-", color=apmd_color, ms=4)
     half_line = coverage_axes.axhline(np.log10(0.5), color="0.4", ls="--", lw=1, label="half the base coverage")
     coverage_axes.set_ylabel("$\\log_{10}$(lowest / base coverage)")
     for axes in (steps_axes, resets_axes):
@@ -264,7 +270,7 @@ def rate_figure(rate: MirrorDescentRate, instance_index: int = 0, floor: float =
         resets_axes.plot(rate.betas[reached], resets[reached], "-", color=shades[index % len(shades)],
                          marker=MARKERS[index % len(MARKERS)], ms=5, label=f"instance {index}")
     reference = rate.resets_to_eps[rate.resets_to_eps > 0].max() * rate.betas / rate.betas.max()
-    resets_axes.plot(rate.betas, reference, color="C2", ls="--", lw=1, label="$T \\propto \\beta$")
+    resets_axes.plot(rate.betas, reference, color="0.4", ls="--", lw=1, label="$T \\propto \\beta$")
     resets_axes.set_xscale("log")
     resets_axes.set_yscale("log")
     resets_axes.set_xticks(rate.betas, [f"{beta:g}" for beta in rate.betas])
@@ -298,7 +304,7 @@ def inner_steps_figure(sweep: InnerStepsSweep, accuracy: InnerAccuracySweep) -> 
     # The boundary eta * beta * K = 16, drawn between cells (the grid doubles K from column to column).
     boundary = np.log2(16.0 / (sweep.beta * sweep.etas * sweep.inner_steps[0])) - 0.5
     rows = np.arange(sweep.etas.size)
-    grid_axes.plot(np.repeat(boundary, 2), np.column_stack([rows - 0.5, rows + 0.5]).ravel(), color="C5", lw=2.5)
+    grid_axes.plot(np.repeat(boundary, 2), np.column_stack([rows - 0.5, rows + 0.5]).ravel(), color=PALETTE[5], lw=2.5)
     grid_axes.set_xticks(range(sweep.inner_steps.size), [str(k) for k in sweep.inner_steps])
     grid_axes.set_yticks(range(sweep.etas.size), [f"{e:g}" for e in sweep.etas])
     grid_axes.set_xlim(-0.5, sweep.inner_steps.size - 0.5)
@@ -395,7 +401,7 @@ def figure_3(data: Figure3Data) -> BookFigure:
         _objective_lines(axes, landscape)
         _path_on(axes, landscape.path[segment], color)
         axes.set_title(title, loc="left")
-        axes.set_xlabel("u: optimal vs distractor")
+        axes.set_xlabel("u: optimal vs near miss")
     weak_axes.set_ylabel("v: rewarding vs zero")
     stack_axes = bottom.subplots()
     base = data.stack[0]
@@ -413,7 +419,7 @@ def figure_3(data: Figure3Data) -> BookFigure:
     resets = ", ".join(str(reset) for _, reset, _ in levels)
     stack_axes.set_title(f"(c) resets: APMD's subproblems at resets t = {resets} ($\\beta$ = {data.strong_beta:.3g}, "
                          f"K = {data.inner_steps})", loc="left")
-    stack_axes.set_xlabel("u: optimal vs distractor")
+    stack_axes.set_xlabel("u: optimal vs near miss")
     stack_axes.set_ylabel("v: rewarding vs zero")
     figure.colorbar(image, ax=stack_axes, label="expected reward $J(\\pi)$", ticks=np.linspace(0.0, 1.0, 6))
     return figure

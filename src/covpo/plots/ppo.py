@@ -29,7 +29,7 @@ from matplotlib.ticker import (
 
 from covpo.instances import BanditInstance
 from covpo.plots.base import BookFigure, new_figure
-from covpo.plots.style import COLUMN_WIDTH, PALETTE, series_style
+from covpo.plots.style import COLUMN_WIDTH, label_styles, method_kind, method_style, series_style
 from covpo.policies import base_log_policy, log_coverage
 from covpo import run
 from covpo.algorithms.ppo_lite import clip_width_thresholds
@@ -46,17 +46,16 @@ from covpo.trajectory import LOG10_E
 from covpo.plots.widgets import Explorable, Slider, explorable
 from covpo.validation import check_count, check_positive
 
+#: Colour, marker and line style of chapter 4's five methods, the book's key's
+#: (:data:`~covpo.plots.style.COLOUR_KEY`).
 METHOD_STYLES = {
-    "PPO-NoClip": ("C2", "o", "-"),
-    "PPO-Lite": ("C0", "s", "--"),
-    "GRPO, resets": ("C4", "D", "-"),
-    "GRPO, fixed ref., no KL": ("C1", "v", ":"),
-    "REINFORCE": ("C3", "^", ":"),
+    label: tuple(method_style(method_kind(label)).values())
+    for label in ("PPO-NoClip", "PPO-Lite", "GRPO, resets", "GRPO, fixed ref., no KL", "REINFORCE")
 }
-NOCLIP_COLOR, LITE_COLOR = "C2", "C0"
-#: The weights on the reused batch (vermilion) and the widget's clipped share (grey, so that no
-#: orange stands next to the vermilion the widget's legend names).
-BATCH_COLOR, CLIP_COLOR = PALETTE[1], "0.55"
+NOCLIP_COLOR, LITE_COLOR = METHOD_STYLES["PPO-NoClip"][0], METHOD_STYLES["PPO-Lite"][0]
+#: The weights on the reused batch and the widget's clipped share: greys, which no method of the
+#: key takes.
+BATCH_COLOR, CLIP_COLOR = "0.45", "0.7"
 
 
 def _interval_lines(axes, low: float, high: float, label: str = "$[e^{-R/\\beta}, e^{R/\\beta}]$") -> None:
@@ -201,10 +200,10 @@ def estimator_spread_figure(spread: EstimatorSpread) -> BookFigure:
         objective_axes.fill_between(s, mean - std, mean + std, color=color, alpha=0.25, lw=0)
     objective_axes.set_ylabel("objective estimate at $\\pi_s$")
     for values, color, style, label in (
-        (spread.noclip_gradient_std, NOCLIP_COLOR, "o-", "NoClip: spread"),
-        (spread.noclip_gradient_rmse, NOCLIP_COLOR, "o:", "NoClip: error"),
-        (spread.lite_gradient_std, LITE_COLOR, "s-", "Lite: spread"),
-        (spread.lite_gradient_rmse, LITE_COLOR, "s:", "Lite: error"),
+        (spread.noclip_gradient_std, NOCLIP_COLOR, "o-", "PPO-NoClip: spread"),
+        (spread.noclip_gradient_rmse, NOCLIP_COLOR, "o:", "PPO-NoClip: error"),
+        (spread.lite_gradient_std, LITE_COLOR, "s-", "PPO-Lite: spread"),
+        (spread.lite_gradient_rmse, LITE_COLOR, "s:", "PPO-Lite: error"),
     ):
         gradient_axes.plot(s, values, style, color=color, ms=4, label=label)
     gradient_axes.set_yscale("log")
@@ -233,19 +232,9 @@ def _budget_markers(axes, x: np.ndarray, y: np.ndarray, reached: np.ndarray, sty
 
 
 def _method_styles(names: Sequence[str]) -> list[dict]:
-    """Colour, marker and line style of each method: fixed for chapter 4's five; the others take
-    :func:`~covpo.plots.style.series_style` entries whose colours no named method present uses."""
-    taken = {METHOD_STYLES[name][0] for name in names if name in METHOD_STYLES}
-    free = [i for i in range(len(PALETTE)) if f"C{i}" not in taken]
-    styles, others = [], 0
-    for name in names:
-        if name in METHOD_STYLES:
-            color, marker, line = METHOD_STYLES[name]
-            styles.append({"color": color, "marker": marker, "linestyle": line})
-        else:
-            styles.append(series_style(free[others % len(free)] + len(PALETTE) * (others // len(free))))
-            others += 1
-    return styles
+    """Colour, marker and line style of each method: the book's key's for a method it names; the others
+    take colours no method of the key uses (:func:`~covpo.plots.style.free_series_colours`)."""
+    return label_styles(list(names))
 
 
 def cost_sweep_figure(sweep: CostSweep, title: str) -> BookFigure:
@@ -400,8 +389,7 @@ def recipes_figure(comparison: RecipeComparison, instance: BanditInstance, title
     gap_axes, coverage_axes = figure.subplots(1, 2)
     base = float(log_coverage(instance, base_log_policy(instance)).min()) * LOG10_E
     handles = []
-    for i, (name, trajectory) in enumerate(zip(comparison.names, comparison.trajectories)):
-        style = series_style(i)
+    for style, name, trajectory in zip(_method_styles(comparison.names), comparison.names, comparison.trajectories):
         if trajectory is None:
             handles.append(Line2D([], [], label=f"{name} (diverged)", **style))
             continue
@@ -477,11 +465,11 @@ def ppo_explorer_figure(beta: float, width: float, inner_steps: int, batch_size:
         return figure
     ratios = recorder.finish()
     x = trajectory.responses_sampled
-    reward_axes.plot(x, trajectory.reward, color="k")
-    reward_axes.axhline(trajectory.optimal_value - WIDGET_EPS, color=BATCH_COLOR, ls="--", lw=1)
+    reward_axes.plot(x, trajectory.reward, color=LITE_COLOR)
+    reward_axes.axhline(trajectory.optimal_value - WIDGET_EPS, color="0.4", ls="--", lw=1)
     reward_axes.set_ylim(0.0, 1.02)
     _panel_title(reward_axes, "expected reward\n(dashed: $J^\\star - \\varepsilon$)")
-    coverage_axes.plot(x, trajectory.log10_coverage.min(axis=1), color=NOCLIP_COLOR)
+    coverage_axes.plot(x, trajectory.log10_coverage.min(axis=1), color=LITE_COLOR)
     coverage_axes.axhline(np.log10(1.0 / WIDGET_COVERAGE), color="0.4", ls=":", lw=1)
     _panel_title(coverage_axes, "$\\log_{10}$ coverage, worst prompt\n(dotted: the base model's)")
     for axes in (reward_axes, coverage_axes):
@@ -498,7 +486,7 @@ def ppo_explorer_figure(beta: float, width: float, inner_steps: int, batch_size:
     reach = max(np.abs(np.log10(thresholds)).max(), np.abs(ratios.log_ratio_min).max() * LOG10_E,
                 ratios.log_ratio_max.max() * LOG10_E)
     ratio_axes.set_ylim(-min(3.0, 1.15 * reach), min(3.0, 1.15 * reach))
-    _panel_title(ratio_axes, "$\\log_{10}$ weights: all (black), batch (vermilion),\nclip thresholds (blue, dashed)")
+    _panel_title(ratio_axes, "$\\log_{10}$ weights: all (black), batch (grey),\nclip thresholds (blue, dashed)")
     clip_axes.bar(iterations, [ratios.clip_fraction[r & taking].mean() for r in rows], color=CLIP_COLOR, width=0.8)
     clip_axes.set_ylim(0.0, 1.0)
     _panel_title(clip_axes, f"share of the batch clipped\n(mean {ratios.mean_clip_fraction:.3f})")

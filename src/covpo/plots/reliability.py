@@ -21,17 +21,18 @@ from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullFormatter, N
 
 from covpo.experiments.ppo.reliability import ReliabilityStudy
 from covpo.plots.base import BookFigure, new_figure
-from covpo.plots.style import COLUMN_WIDTH, PALETTE
+from covpo.plots.style import COLUMN_WIDTH, method_colour, method_kind
 from covpo.rates import wilson_rate
 from covpo.table import Table
 from covpo.validation import check_instance
 
 #: Line style of each inner-loop multiplier (1, 2, 4 times the chapter's ``K``).
 INNER_LINESTYLES = ("-", "--", ":")
-#: Colour and marker of each coverage, from the smallest of the study up.
-COVERAGE_STYLES = ((PALETTE[5], "v"), (PALETTE[2], "s"), (PALETTE[0], "o"), (PALETTE[1], "D"))
-#: Colour of each method in the cost panel (chapter 4's colours).
-METHOD_COLORS = {"PPO-NoClip": "C2", "PPO-Lite": "C0", "GRPO, resets": "C4"}
+#: Colour and marker of each coverage, from the smallest of the study up: greys, light to dark, which
+#: no method of the book's key takes (the cost panel draws methods in their key colours).
+COVERAGE_STYLES = (("0.75", "v"), ("0.55", "s"), ("0.35", "o"), ("0.15", "D"))
+#: Colour of each method in the cost panel, the book's key's (:data:`~covpo.plots.style.COLOUR_KEY`).
+METHOD_COLORS = {label: method_colour(method_kind(label)) for label in ("PPO-NoClip", "PPO-Lite", "GRPO, resets")}
 
 
 def _log2_axis(axes, values: np.ndarray) -> None:
@@ -87,7 +88,8 @@ def reliability_figure(study: ReliabilityStudy) -> BookFigure:
     hardest = study.coverages[-1]
     for i, label in enumerate(study.labels):
         medians = study.median_responses_to_eps(label, hardest)
-        color = METHOD_COLORS.get(label, PALETTE[6])
+        kind = method_kind(label)
+        color = METHOD_COLORS.get(label, method_colour(kind) if kind is not None else "0.3")
         for k in (0, len(study.inner_multipliers) - 1):
             cost_axes.plot(study.batch_responses[i], medians[:, k], color=color, marker="o", markersize=4,
                            linestyle=INNER_LINESTYLES[k % len(INNER_LINESTYLES)],

@@ -14,13 +14,16 @@ from covpo.algorithms.best_of_n import (
 from covpo.experiments.setting import BestOfNCurves
 from covpo.instances import BanditInstance
 from covpo.plots.base import BookFigure, new_figure
-from covpo.plots.style import COLUMN_WIDTH, PALETTE, series_style
+from covpo.plots.style import COLUMN_WIDTH, PALETTE, method_colour, series_style
 from covpo.policies import log_coverage
 from covpo.plots.widgets import Explorable, Slider, explorable
 from covpo.validation import check_count, check_probability
 
-OPTIMAL_COLOR = PALETTE[2]
-OTHER_COLOR = "#bbbbbb"
+#: The optimal responses' and the others' colours, the answer classes' of the book's key
+#: (:data:`~covpo.plots.style.COLOUR_KEY`): teal and light grey.
+OPTIMAL_COLOR = method_colour("optimal answer")
+OTHER_COLOR = method_colour("zero-reward block")
+#: The widget's smallest sufficient ``n`` and its bound (the figure draws no method in these colours).
 NEEDED_COLOR = PALETTE[1]
 BOUND_COLOR = PALETTE[2]
 
@@ -89,7 +92,7 @@ def best_of_n_explorer_figure(coverage: float, n: int, delta: float) -> BookFigu
     figure = new_figure(COLUMN_WIDTH, 3.2, constrained=False)
     figure.subplots_adjust(left=0.085, right=0.64, bottom=0.15, top=0.9)
     axes = figure.add_subplot()
-    axes.plot(n_grid, best_of_n_success(log_c, n_grid), color=PALETTE[0], label=r"$1-(1-c_0)^n$")
+    axes.plot(n_grid, best_of_n_success(log_c, n_grid), color=method_colour("Best-of-N"), label=r"$1-(1-c_0)^n$")
     axes.axhline(1 - delta, color="0.4", ls="--", lw=1, label=rf"target $1-\delta$ = {1 - delta:.3g}")
     axes.axvline(needed, color=NEEDED_COLOR, ls=":", lw=1.6, label=f"smallest sufficient $n$ = {needed}")
     axes.axvline(bound, color=BOUND_COLOR, ls="-.", lw=1, label=rf"bound $\log(1/\delta)/c_0$ = {bound:.0f}")

@@ -19,6 +19,7 @@ from matplotlib.ticker import FixedLocator, FormatStrFormatter, FuncFormatter, M
 
 from covpo.instances import BanditInstance
 from covpo.plots.base import BookFigure, new_figure
+from covpo.plots.style import free_series_colours, key_entry, method_colour, method_kind, series_style
 from covpo.plots.ppo import widget_instance
 from covpo.policies import log_policy
 from covpo.trajectory import Trajectory
@@ -43,17 +44,25 @@ from covpo.experiments.squared_loss.seeds import FailureRates
 from covpo.plots.widgets import Explorable, Slider, explorable
 from covpo.validation import check_count
 
-# The methods' colours and markers are those chapter 4's cost-sweep figure gives them
-# (:func:`covpo.plots.ppo.cost_sweep_figure`), so that a method looks the same in every figure.
-METHOD_COLORS = {"KimiPO": "C1", "KimiPO-Norm": "C2", "Rebel-OnPolicy": "C3"}
-METHOD_MARKERS = {"KimiPO": "s", "KimiPO-Norm": "D", "Rebel-OnPolicy": "^"}
-LOSS_STYLES = dict(zip(LOSSES, (("C1", "-"), ("C2", "--"), ("k", ":"), ("C3", "-."))))
+# The methods' colours and markers are the book's key's (:data:`covpo.plots.style.COLOUR_KEY`), so
+# that a method looks the same in every figure.
+METHOD_COLORS = {name: method_colour(method_kind(name)) for name in ("KimiPO", "KimiPO-Norm", "Rebel-OnPolicy")}
+METHOD_MARKERS = {name: key_entry(method_kind(name)).marker for name in METHOD_COLORS}
+#: Colour and line style of each loss: the methods' (the exact normalizer's loss grey, a target).
+LOSS_STYLES = dict(zip(LOSSES, ((METHOD_COLORS["KimiPO"], "-"), (METHOD_COLORS["KimiPO-Norm"], "--"), ("0.3", ":"),
+                                (METHOD_COLORS["Rebel-OnPolicy"], "-."))))
 #: Short names of :data:`covpo.experiments.squared_loss.curvature.LOSSES` for tick labels.
 LOSS_LABELS = dict(zip(LOSSES, ("KimiPO\n(mean)", "KimiPO-\nNorm", "exact\n$b_t$", "Rebel")))
 #: Legend names of :data:`covpo.experiments.squared_loss.curvature.LOSSES`.
 LOSS_NAMES = dict(zip(LOSSES, ("KimiPO: mean baseline", "KimiPO-Norm: $\\mathbb{E}\\,\\hat b$ with $G$ extra",
                                "exact normalizer $b_t$", "Rebel-OnPolicy: pairwise")))
-STEP_ERROR_COLOR = "C0"
+STEP_ERROR_COLOR = "0.3"
+
+
+def _method_colour(name: str, index: int) -> str:
+    """The key's colour of the method ``name``; for a method the key lacks, the ``index``-th colour no method takes."""
+    kind = method_kind(name)
+    return method_colour(kind) if kind is not None else free_series_colours(index + 1)[index]
 
 
 
@@ -163,7 +172,7 @@ def table_1_figure(table: Table1) -> BookFigure:
             keep = table.reached[row]
             values = getattr(table, attribute)[row, keep]
             axes.plot(1.0 / table.eps[keep], values, "-", marker=METHOD_MARKERS.get(method, "o"),
-                      color=METHOD_COLORS.get(method, f"C{row}"), label=method)
+                      color=_method_colour(method, row), label=method)
         axes.set_xscale("log")
         axes.set_yscale("log")
         _grid_ticks(axes.xaxis, 1.0 / table.eps)
@@ -193,7 +202,7 @@ def table_1_seeds_figure(tables: SeededTable1) -> BookFigure:
                                    (responses_axes, "responses", "responses sampled")):
         values = np.where(reached, tables.stacked(attribute), np.nan).astype(float)
         for row, method in enumerate(tables.methods):
-            color, marker = METHOD_COLORS.get(method, f"C{row}"), METHOD_MARKERS.get(method, "o")
+            color, marker = _method_colour(method, row), METHOD_MARKERS.get(method, "o")
             for s in range(n_seeds):
                 offset = 10.0 ** (0.012 * (s - (n_seeds - 1) / 2) + 0.03 * (row - (n_methods - 1) / 2))
                 axes.plot(x * offset, values[s, row], marker, color=color, ms=4, alpha=0.6, ls="none")
@@ -226,7 +235,7 @@ def batch_size_figure(study: BatchSizeStudy, title: str) -> BookFigure:
     axes = figure.subplots()
     width = 0.8 / len(study.names)
     for i, name in enumerate(study.names):
-        color, marker = METHOD_COLORS.get(name, f"C{i}"), METHOD_MARKERS.get(name, "o")
+        color, marker = _method_colour(name, i), METHOD_MARKERS.get(name, "o")
         for j in range(study.batch_sizes.size):
             losses = study.coverage_loss[i, j]
             x = j + (i - (len(study.names) - 1) / 2) * width
@@ -256,7 +265,7 @@ def failure_rate_figure(rates: FailureRates) -> BookFigure:
     for i, (axes, name) in enumerate(zip(panels, rates.names)):
         for c, coverage in enumerate(rates.coverages):
             cells = [rates.rate(c, i, j) for j in range(rates.batch_sizes.size)]
-            color = f"C{c}"
+            color = series_style(c)["color"]
             axes.plot(rates.batch_sizes, [r.fraction for r in cells], "o-", color=color,
                       label=f"$C_{{\\mathrm{{cov}}}}$ = {coverage:g}")
             axes.fill_between(rates.batch_sizes, [r.low for r in cells], [r.high for r in cells], color=color,
@@ -285,10 +294,10 @@ def rebel_eps_figure(scaling: RebelEpsScaling, bound_slope: float) -> BookFigure
     x = 1.0 / scaling.eps
     for i, inverse in enumerate(x):
         reached = scaling.reached[i]
-        axes.plot(np.full(reached.sum(), inverse), scaling.responses[i][reached], "o", color="C2", alpha=0.35,
+        axes.plot(np.full(reached.sum(), inverse), scaling.responses[i][reached], "o", color=METHOD_COLORS["Rebel-OnPolicy"], alpha=0.35,
                   ms=5, label="one seed" if i == 0 else None)
     median = np.nanmedian(scaling.responses, axis=1)
-    axes.plot(x, median, "s-", color="C2", ms=7, label="median over seeds")
+    axes.plot(x, median, "s-", color=METHOD_COLORS["Rebel-OnPolicy"], ms=7, label="median over seeds")
     shape = 1.0 / (scaling.eps * np.log(1.0 / scaling.eps))
     axes.plot(x, median[0] * shape / shape[0], "k--", lw=1,
               label=f"bound's scaling (slope {bound_slope:.2f})")
@@ -316,7 +325,7 @@ def mse_criterion_figure(study: BatchSizeStudy, check: RebelObjectiveCheck) -> B
     panels = figure.subplot_mosaic([["left", "middle"], ["right", "legend"]])
     left, middle, right, legend = (panels[name] for name in ("left", "middle", "right", "legend"))
     for i, name in enumerate(study.names):
-        color, marker = METHOD_COLORS.get(name, f"C{i}"), METHOD_MARKERS.get(name, "o")
+        color, marker = _method_colour(name, i), METHOD_MARKERS.get(name, "o")
         for j in range(study.batch_sizes.size):
             for k in range(len(study.seeds)):
                 path = study.path(i, j, k)
@@ -450,7 +459,7 @@ def squared_loss_explorer_figure(beta: float, group_size: int, batch_size: int) 
         axes.grid(alpha=0.3)
     handles = [Line2D([], [], color=METHOD_COLORS[name], ls=line_styles[name], label=name) for name in METHOD_COLORS]
     handles += [
-        Line2D([], [], color="k", ls=":", label="exact normalizer (loss only)"),
+        Line2D([], [], color=LOSS_STYLES[LOSSES[2]][0], ls=":", label="exact normalizer (loss only)"),
         Line2D([], [], color="0.3", ls="--", lw=1, label="$J^\\star - \\varepsilon$"),
         Line2D([], [], color="0.5", ls=":", lw=1, label="target $s = 1$; base coverage"),
     ]

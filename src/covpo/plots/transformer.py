@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from covpo.labs.transformer import ARM_NAMES, TransformerStudy
+from covpo.labs.transformer import ARM_NAMES, TransformerStudy, exact_pass_at_k
 from covpo.labs.transformer.methods import STRONG_ARM, WEAK_ARM
 from covpo.labs.transformer.analysis import BASE
 from covpo.labs.transformer.frontier_analysis import median_frontier
 from covpo.plots.base import BookFigure, new_figure
-from covpo.plots.style import COLUMN_WIDTH, series_style
+from covpo.plots.style import COLUMN_WIDTH, free_series_colours, method_colour, method_kind, method_style, series_style
 from covpo.plots.widgets import Explorable, Slider, explorable
 
 KEY_ARMS = (WEAK_ARM, STRONG_ARM, "APMD", "APMD, exact target")
@@ -32,21 +32,58 @@ KEY_ARMS = (WEAK_ARM, STRONG_ARM, "APMD", "APMD, exact target")
 PROMPTS = (("training", "hard training prompts"), ("held-out", "hard held-out prompts"))
 
 
-STYLE_INDEX = {WEAK_ARM: 0, STRONG_ARM: 1, "APMD": 2, "APMD, exact target": 4, "ProRL-style": 3, "β = 0": 5}
-"""Style positions of the drawn arms, with four distinct colours and markers, none of them faint."""
+ARM_KINDS = {WEAK_ARM: "weak fixed penalty", STRONG_ARM: "strong fixed penalty", "APMD": "APMD",
+             "APMD, exact target": "APMD", "ProRL-style": "GRPO with resets", "β = 0": "REINFORCE"}
+"""The kind of the book's key (:data:`~covpo.plots.style.COLOUR_KEY`) each drawn arm is: its colour."""
+#: Marker and line style of the arms whose kind another drawn arm shares (exact APMD beside APMD, no penalty
+#: beside the weak one); the other arms are drawn solid, so that dashed is exact mirror descent only.
+ARM_MARKS = {"APMD, exact target": ("D", "-."), "β = 0": ("^", ":")}
 
 
 def arm_style(arm: str) -> dict[str, str]:
-    """The colour, marker and line style of ``arm`` in every figure of the chapter (the key arms' never collide)."""
-    return series_style(STYLE_INDEX.get(arm, ARM_NAMES.index(arm) + len(STYLE_INDEX)))
+    """The colour, marker and line style of ``arm`` in every figure of the chapter.
+
+    The arms of :data:`ARM_KINDS` take their kind's colour from the book's key; the others a
+    colour no method of the key takes, and a marker and line style of their own.
+    """
+    kind = ARM_KINDS.get(arm) or method_kind(arm)
+    if kind is None:
+        index = ARM_NAMES.index(arm)
+        return {**series_style(index), "color": free_series_colours(index + 1)[index]}
+    style = {**method_style(kind), "linestyle": "-"}
+    if arm in ARM_MARKS:
+        style["marker"], style["linestyle"] = ARM_MARKS[arm]
+    return style
 
 
 def _ks(study: TransformerStudy) -> np.ndarray:
     return 2 ** np.arange(int(np.log2(study.n_samples)) + 1)
 
 
+def sampled_prompt_pass_curve(study: TransformerStudy, runs: np.ndarray, ks: np.ndarray, prompts: str,
+                              step: int = -1) -> np.ndarray:
+    """Exact pass@k of ``runs`` at ``step`` averaged over the hard ``prompts`` their models were sampled on, ``[len(runs), len(ks)]``.
+
+    The sampler draws answers to every hard held-out prompt of a seed but only to its first
+    ``n`` hard training prompts (``n`` the training rows of ``study.sampled_held``); this is
+    :meth:`~covpo.labs.transformer.TransformerStudy.exact_pass_curve` over those same prompts,
+    so that a line and the markers of :func:`transformer_passk_figure` measure one quantity.
+    """
+    held = prompts == "held-out"
+    coverage, hard = (study.held_log_coverage, study.held_hard) if held else (study.log_coverage, study.train_hard)
+    n_sampled = int((study.sampled_valid & (study.sampled_held == held)).sum(axis=1).max())
+    rows = []
+    for run in runs:
+        chosen = np.flatnonzero(hard[run])[:n_sampled]
+        rows.append(exact_pass_at_k(np.minimum(coverage[run, step, chosen], 0.0), ks).mean(0))
+    return np.stack(rows)
+
+
 def transformer_passk_figure(study: TransformerStudy) -> BookFigure:
-    """Exact pass@k (lines) and the unbiased estimate from samples (open markers), mixed task, median over seeds."""
+    """Exact pass@k (lines) and the unbiased estimate from samples (open markers), mixed task, median over seeds.
+
+    Both on the same prompts, those the models were sampled on (:func:`sampled_prompt_pass_curve`).
+    """
     figure = new_figure(COLUMN_WIDTH, 3.4)
     panels = figure.subplots(1, 2, sharey=True)
     ks = _ks(study)
@@ -54,14 +91,14 @@ def transformer_passk_figure(study: TransformerStudy) -> BookFigure:
     for axes, (prompts, title) in zip(panels, PROMPTS):
         estimates = study.sampled_pass_curve(ks, prompts)
         base_runs = study.runs("mixed", WEAK_ARM)
-        axes.plot(ks, np.median(study.exact_pass_curve(base_runs, ks, prompts, step=0), axis=0), color="k", lw=2,
-                  label=BASE)
+        base_curve = sampled_prompt_pass_curve(study, base_runs, ks, prompts, step=0)
+        axes.plot(ks, np.median(base_curve, axis=0), color=method_colour("base model"), lw=2, label=BASE)
         base_rows = [sampled[-1 - s] for s in study.seeds]
-        axes.plot(ks, np.median(estimates[base_rows], axis=0), "o", color="k", mfc="none", ms=5)
+        axes.plot(ks, np.median(estimates[base_rows], axis=0), "o", color=method_colour("base model"), mfc="none", ms=5)
         for arm in KEY_ARMS:
             runs = study.runs("mixed", arm)
             style = arm_style(arm)
-            axes.plot(ks, np.median(study.exact_pass_curve(runs, ks, prompts), axis=0), color=style["color"],
+            axes.plot(ks, np.median(sampled_prompt_pass_curve(study, runs, ks, prompts), axis=0), color=style["color"],
                       ls=style["linestyle"], label=arm)
             rows = [sampled[int(r)] for r in runs]
             axes.plot(ks, np.median(estimates[rows], axis=0), style["marker"], color=style["color"], mfc="none",
@@ -154,7 +191,7 @@ def transformer_widget(study: TransformerStudy) -> Explorable:
 
 FRONTIER_ARMS = (WEAK_ARM, STRONG_ARM, "β = 0", "ProRL-style", "APMD", "APMD, exact target")
 """The arms the frontier figure draws, beside exact mirror descent."""
-MIRROR_DESCENT_STYLE = {"color": "0.45", "linestyle": "--", "marker": ""}
+MIRROR_DESCENT_STYLE = {"color": method_colour("APMD"), "linestyle": "--", "marker": ""}
 """Exact mirror descent, the path of a perfect inner loop, in every figure of the frontier record."""
 
 
