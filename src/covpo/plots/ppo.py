@@ -53,8 +53,8 @@ METHOD_STYLES = {
     for label in ("PPO-NoClip", "PPO-Lite", "GRPO, resets", "GRPO, fixed ref., no KL", "REINFORCE")
 }
 NOCLIP_COLOR, LITE_COLOR = METHOD_STYLES["PPO-NoClip"][0], METHOD_STYLES["PPO-Lite"][0]
-#: The weights on the reused batch and the widget's clipped share: greys, which no method of the
-#: key takes.
+#: The weights on the reused batch and the widget's clipped share, in greys that no method of
+#: the key takes.
 BATCH_COLOR, CLIP_COLOR = "0.45", "0.7"
 
 

@@ -28,8 +28,8 @@ from covpo.validation import check_instance
 
 #: Line style of each inner-loop multiplier (1, 2, 4 times the chapter's ``K``).
 INNER_LINESTYLES = ("-", "--", ":")
-#: Colour and marker of each coverage, from the smallest of the study up: greys, light to dark, which
-#: no method of the book's key takes (the cost panel draws methods in their key colours).
+#: Colour and marker of each coverage from the smallest of the study up, in greys from light to
+#: dark that no method of the book's key takes (the cost panel draws methods in their key colours).
 COVERAGE_STYLES = (("0.75", "v"), ("0.55", "s"), ("0.35", "o"), ("0.15", "D"))
 #: Colour of each method in the cost panel, the book's key's (:data:`~covpo.plots.style.COLOUR_KEY`).
 METHOD_COLORS = {label: method_colour(method_kind(label)) for label in ("PPO-NoClip", "PPO-Lite", "GRPO, resets")}

@@ -48,7 +48,7 @@ from covpo.validation import check_count
 # that a method looks the same in every figure.
 METHOD_COLORS = {name: method_colour(method_kind(name)) for name in ("KimiPO", "KimiPO-Norm", "Rebel-OnPolicy")}
 METHOD_MARKERS = {name: key_entry(method_kind(name)).marker for name in METHOD_COLORS}
-#: Colour and line style of each loss: the methods' (the exact normalizer's loss grey, a target).
+#: Colour and line style of each loss, the methods' own (the exact normalizer's loss in grey, a target).
 LOSS_STYLES = dict(zip(LOSSES, ((METHOD_COLORS["KimiPO"], "-"), (METHOD_COLORS["KimiPO-Norm"], "--"), ("0.3", ":"),
                                 (METHOD_COLORS["Rebel-OnPolicy"], "-."))))
 #: Short names of :data:`covpo.experiments.squared_loss.curvature.LOSSES` for tick labels.

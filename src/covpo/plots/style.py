@@ -248,7 +248,7 @@ class KeyEntry:
         return next(name for name, colour in KEY_COLOUR_NAMES.items() if colour == self.colour)
 
 
-#: The book's one colour and name key (issue 56): every figure and widget draws each kind of
+#: The book's one colour and name key. Every figure and widget draws each kind of
 #: method or object in its colour, so that a reader learns "green = reference resets that follow
 #: APMD, vermilion = REINFORCE or a weak fixed penalty" once (the notation page shows the key).
 #: The kinds of one family share a colour and differ by marker and line style.
@@ -298,7 +298,7 @@ COLOUR_KEY = (
              "reference lines: $J^\\star - \\varepsilon$, base coverage, targets and bounds (dashed or dotted)"),
 )
 _KEY_BY_KIND = {entry.kind: entry for entry in COLOUR_KEY}
-#: The colours of methods: no other series of a figure that draws methods takes one of them.
+#: The colours of methods, which no other series of a figure that draws methods takes.
 METHOD_COLOURS = frozenset(entry.colour for entry in COLOUR_KEY if entry.family not in (
     "optimal answer", "near miss", "zero-reward block", "reference lines"))
 

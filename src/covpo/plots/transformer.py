@@ -66,7 +66,7 @@ def sampled_prompt_pass_curve(study: TransformerStudy, runs: np.ndarray, ks: np.
 
     The sampler draws answers to every hard held-out prompt of a seed but only to its first
     ``n`` hard training prompts (``n`` the training rows of ``study.sampled_held``); this is
-    :meth:`~covpo.labs.transformer.TransformerStudy.exact_pass_curve` over those same prompts,
+    :meth:`~covpo.labs.transformer.experiment.TransformerStudy.exact_pass_curve` over those same prompts,
     so that a line and the markers of :func:`transformer_passk_figure` measure one quantity.
     """
     held = prompts == "held-out"
