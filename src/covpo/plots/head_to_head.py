@@ -28,7 +28,7 @@ The coverages are a factor of four or more apart, so neighbouring clusters never
 LEGEND_RATIOS = (1.0, 1.0, 0.85)
 """Widths of a row's two panels and its legend column in :func:`head_to_head_figure` (the same in every row,
 so the panels line up down the figure)."""
-ROW_HEIGHT = 1.45
+ROW_HEIGHT = 1.35
 """Height in inches of one group's row of :func:`head_to_head_figure` (three rows fit the first screen of chapter 6 under its summary)."""
 
 ALGORITHM_GROUPS = (
