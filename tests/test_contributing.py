@@ -1,7 +1,7 @@
 """CONTRIBUTING.md's way of adding an algorithm works: the toy it adds keeps the registry's contract.
 
 The guide's "Adding an algorithm" gives three code blocks: the module, its record in
-``ALGORITHMS`` and its setting in the contract's ``HYPERPARAMETERS``. The test takes them from
+``ALGORITHMS`` and its settings in the contract's ``SETTINGS``. The test takes them from
 the guide, follows its steps (the module imported as ``covpo.algorithms.toy_apmd``, the record
 added to ``ALGORITHMS``) and runs the behavioural suite of ``tests/registry_contract.py`` on the
 entry, so the guide cannot drift from the code without this failing.
@@ -23,6 +23,7 @@ import covpo
 import covpo.algorithms as algorithms
 from covpo.algorithms import Algorithm
 from tests.conftest import REPOSITORY
+from tests.contract_settings import degeneracies, missing_branches
 from tests.registry_contract import contract_instance, failures
 
 GUIDE = REPOSITORY / "CONTRIBUTING.md"
@@ -30,7 +31,7 @@ GUIDE = REPOSITORY / "CONTRIBUTING.md"
 BLOCK = re.compile(r"^( *)```python\n\1# (?P<where>[^\n]+)\n(?P<code>.*?)^\1```", flags=re.M | re.S)
 MODULE_BLOCK = "src/covpo/algorithms/toy_apmd.py"
 RECORD_BLOCK = "in ALGORITHMS, src/covpo/algorithms/__init__.py"
-SETTING_BLOCK = "in HYPERPARAMETERS, tests/test_algorithm_contract.py"
+SETTING_BLOCK = "in SETTINGS, tests/contract_settings.py"
 
 
 def guide_blocks() -> dict[str, str]:
@@ -38,8 +39,8 @@ def guide_blocks() -> dict[str, str]:
     return {match["where"]: textwrap.dedent(match["code"]) for match in BLOCK.finditer(GUIDE.read_text())}
 
 
-def register(monkeypatch: pytest.MonkeyPatch, directory, module_source: str) -> tuple[Algorithm, dict]:
-    """Follow the guide's steps 1 to 3 with ``module_source`` as the module; return the record and its setting."""
+def register(monkeypatch: pytest.MonkeyPatch, directory, module_source: str) -> tuple[Algorithm, tuple[dict, ...]]:
+    """Follow the guide's steps 1 to 3 with ``module_source`` as the module; return the record and its settings."""
     blocks = guide_blocks()
     path = directory / "toy_apmd.py"
     path.write_text(module_source)
@@ -58,13 +59,16 @@ def test_the_guide_names_its_three_blocks():
 
 
 def test_the_guides_toy_algorithm_keeps_the_registry_contract(monkeypatch, tmp_path):
-    record, setting = register(monkeypatch, tmp_path, guide_blocks()[MODULE_BLOCK])
+    record, settings = register(monkeypatch, tmp_path, guide_blocks()[MODULE_BLOCK])
     assert isinstance(record, Algorithm) and covpo.algorithms.ALGORITHMS["toy_apmd"] is record
-    assert failures(record, setting, contract_instance()) == {}
+    assert len(settings) >= 2 and missing_branches(record, settings) == []
+    for setting in settings:
+        assert degeneracies(record, setting) == [], setting
+        assert failures(record, setting, contract_instance()) == {}, setting
 
 
 def test_the_toy_runs_through_covpo_run_as_apmd_with_one_inner_step(monkeypatch, tmp_path):
-    _, setting = register(monkeypatch, tmp_path, guide_blocks()[MODULE_BLOCK])
+    _, (setting, *_) = register(monkeypatch, tmp_path, guide_blocks()[MODULE_BLOCK])
     instance = contract_instance()
     toy = covpo.run("toy_apmd", instance, **setting)
     apmd = covpo.run("apmd", instance, inner_steps=1, **setting)
@@ -78,6 +82,6 @@ def test_the_suite_catches_the_toy_broken(monkeypatch, tmp_path):
     source = guide_blocks()[MODULE_BLOCK]
     assert source.count("loop.step(theta, eta, gradient") == 1
     broken = source.replace("loop.step(theta, eta, gradient", "loop.step(theta, -eta, gradient")
-    record, setting = register(monkeypatch, tmp_path, broken)
+    record, (setting, *_) = register(monkeypatch, tmp_path, broken)
     found = failures(record, setting, contract_instance())
     assert {"check_follows_its_gradient", "check_improves_its_objective"} <= set(found), found
