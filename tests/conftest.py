@@ -81,6 +81,12 @@ def numbered_pages(toc_path: Path) -> list[str]:
     return found
 
 
+def numbered_chapters(toc_path: Path) -> list[str]:
+    """The numbered chapters themselves, in reading order (a section page such as ``book/ppo_details`` continues its chapter)."""
+    toc = yaml.safe_load(toc_path.read_text())
+    return [chapter["file"] for part in toc.get("parts", []) if part.get("numbered") for chapter in part["chapters"]]
+
+
 def read_chapter(chapter: Path) -> nbformat.NotebookNode:
     """A MyST-markdown chapter as a notebook, read by myst-nb's own reader, as the book's build reads it.
 

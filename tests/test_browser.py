@@ -44,18 +44,15 @@ from urllib.parse import unquote, urlsplit
 
 import nbformat
 import pytest
-import yaml
 
 from tests.book_build import LOG, SESSION_BUILD, BuiltSite, describe_build_failure
-from tests.conftest import REPOSITORY, chapter_files, numbered_pages
+from tests.conftest import REPOSITORY, chapter_files, numbered_chapters, numbered_pages
 
 SCREENSHOTS = REPOSITORY / "_build" / "screenshots"
 TOC = REPOSITORY / "_toc.yml"
 CHAPTERS = chapter_files(TOC)
 NUMBERED_PAGES = numbered_pages(TOC)
-# The numbered chapters themselves (a section page such as book/ppo_details continues its chapter).
-NUMBERED_CHAPTERS = [chapter["file"] for part in yaml.safe_load(TOC.read_text())["parts"] if part.get("numbered")
-                     for chapter in part["chapters"]]
+NUMBERED_CHAPTERS = numbered_chapters(TOC)
 # A chapter opens on its key figure after a summary of at most this many sentences (issue 56).
 MAX_SUMMARY_SENTENCES = 3
 MAX_PAGE_BYTES = 5_000_000
